@@ -1,0 +1,37 @@
+package adaptive
+
+import "math"
+
+// Algorithm moves the limit. The [Limiter] calls Update once per closed
+// window, never concurrently, with the current limit and the window's
+// summary; the result is clamped to [MinLimit, MaxLimit]. An Algorithm keeps
+// state between windows, so a value must not be shared between limiters.
+type Algorithm interface {
+	Update(limit int, w Window) int
+}
+
+// Fixed keeps the limit at InitialLimit: a plain semaphore that sheds instead
+// of queueing. Useful as a baseline and in tests.
+type Fixed struct{}
+
+// Update returns limit unchanged.
+func (Fixed) Update(limit int, _ Window) int { return limit }
+
+// estimate keeps an algorithm's fractional limit in step with the integer
+// limit the Limiter actually applied (which it may have clamped).
+type estimate float64
+
+func (e *estimate) sync(limit int) float64 {
+	if math.Abs(float64(*e)-float64(limit)) >= 1 {
+		*e = estimate(limit)
+	}
+	return float64(*e)
+}
+
+func (e *estimate) set(v float64) int {
+	*e = estimate(v)
+	return int(v)
+}
+
+// ratioIn reports whether v lies in [lo, hi] (and is not NaN).
+func ratioIn(v, lo, hi float64) bool { return v >= lo && v <= hi }

@@ -1,0 +1,87 @@
+package adaptive
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config configures a [Limiter]. Every field's zero value selects the default
+// named in its doc; [New] rejects values outside the stated ranges.
+type Config struct {
+	// Algorithm moves the limit once per window. nil selects [Hybrid] with
+	// its defaults. An Algorithm holds state: give each Limiter its own.
+	Algorithm Algorithm
+
+	// InitialLimit is the limit (calls in flight) before the first window
+	// closes. Default 20; range [MinLimit, MaxLimit].
+	InitialLimit int
+
+	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].
+	MinLimit int
+
+	// MaxLimit is the highest limit (calls). Default 1000; range
+	// [MinLimit, 1<<20].
+	MaxLimit int
+
+	// WindowMin is the shortest window. Default 250 ms; range [1 ms, WindowMax].
+	WindowMin time.Duration
+
+	// WindowMax is the longest window: once a window is this old, the next
+	// sample closes it whatever the sample count. Default 1 s; range
+	// [WindowMin, 1 min].
+	WindowMax time.Duration
+
+	// MinSamples is how many samples (successes plus drops) close a window
+	// that is at least WindowMin old. Default 10; range [1, 1e6].
+	MinSamples int
+}
+
+// Defaults of [Config].
+const (
+	DefaultInitialLimit = 20
+	DefaultMinLimit     = 1
+	DefaultMaxLimit     = 1000
+	DefaultWindowMin    = 250 * time.Millisecond
+	DefaultWindowMax    = time.Second
+	DefaultMinSamples   = 10
+)
+
+const maxLimitCeiling = 1 << 20
+
+// withDefaults returns c with zero fields set to their defaults, or an error
+// naming the first field out of range.
+func (c Config) withDefaults() (Config, error) {
+	if c.MinLimit == 0 {
+		c.MinLimit = DefaultMinLimit
+	}
+	if c.MaxLimit == 0 {
+		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit)
+	}
+	if c.InitialLimit == 0 {
+		c.InitialLimit = min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit)
+	}
+	if c.WindowMin == 0 {
+		c.WindowMin = DefaultWindowMin
+	}
+	if c.WindowMax == 0 {
+		c.WindowMax = max(DefaultWindowMax, c.WindowMin)
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = DefaultMinSamples
+	}
+	switch {
+	case c.MinLimit < 1 || c.MinLimit > maxLimitCeiling:
+		return c, fmt.Errorf("adaptive: MinLimit must be in [1, %d], got %d", maxLimitCeiling, c.MinLimit)
+	case c.MaxLimit < c.MinLimit || c.MaxLimit > maxLimitCeiling:
+		return c, fmt.Errorf("adaptive: MaxLimit must be in [MinLimit=%d, %d], got %d", c.MinLimit, maxLimitCeiling, c.MaxLimit)
+	case c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit:
+		return c, fmt.Errorf("adaptive: InitialLimit must be in [MinLimit=%d, MaxLimit=%d], got %d", c.MinLimit, c.MaxLimit, c.InitialLimit)
+	case c.WindowMin < time.Millisecond:
+		return c, fmt.Errorf("adaptive: WindowMin must be in [1ms, WindowMax], got %v", c.WindowMin)
+	case c.WindowMax < c.WindowMin || c.WindowMax > time.Minute:
+		return c, fmt.Errorf("adaptive: WindowMax must be in [WindowMin=%v, 1m], got %v", c.WindowMin, c.WindowMax)
+	case c.MinSamples < 1 || c.MinSamples > 1e6:
+		return c, fmt.Errorf("adaptive: MinSamples must be in [1, 1000000], got %d", c.MinSamples)
+	}
+	return c, nil
+}

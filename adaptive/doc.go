@@ -1,0 +1,37 @@
+// Package adaptive is an adaptive concurrency limiter: it caps the number of
+// calls in flight to a downstream and moves that cap (the limit) from what it
+// observes, instead of using a fixed pool size.
+//
+// # Model
+//
+// Every call asks for a slot with [Limiter.Acquire]. If fewer than Limit calls
+// are in flight the slot is granted at once (one compare-and-swap, no lock);
+// otherwise the call is shed at once with [ErrShed]: the limiter never queues.
+// When the call ends the slot is given back with [Limiter.Release], together
+// with the call's round-trip time (RTT) and its outcome: [Success] (a sample
+// of the downstream's latency), [Drop] (a timeout or an overload answer such
+// as HTTP 503 or 429: a sign of congestion whatever its RTT) or [Ignore] (the
+// caller cancelled, or the error says nothing about load).
+//
+// Samples are summed into a window (atomic counters, no lock). A window closes
+// once it is at least WindowMin old and holds MinSamples samples, or once it
+// is WindowMax old with any sample at all, drops included: a window never
+// needs a success to close. The goroutine whose Release closes the window
+// hands the window's summary (samples, drops, mean and minimum RTT, peak
+// in-flight) to the [Algorithm], which returns the next limit; the limiter
+// clamps it to [MinLimit, MaxLimit].
+//
+// # Algorithms
+//
+//   - [Hybrid] (the default): a gradient on RTT against a slow-moving
+//     baseline, a multiplicative decrease proportional to the share of drops,
+//     and a multiplicative increase while the limit is binding. It fixes four
+//     known weaknesses of AIMD and Gradient2; see its doc.
+//   - [AIMD]: additive increase, multiplicative decrease on drops, as in
+//     Netflix concurrency-limits' AIMDLimit (after TCP Reno, RFC 5681).
+//   - [Gradient2]: Netflix concurrency-limits' Gradient2Limit: the ratio of a
+//     long-term RTT average to the window's RTT steers the limit.
+//
+// Limits, in-flight counts and sample counts are whole calls; RTTs are
+// [time.Duration] values.
+package adaptive

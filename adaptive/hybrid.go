@@ -1,0 +1,121 @@
+package adaptive
+
+import (
+	"fmt"
+	"time"
+)
+
+// HybridConfig configures [Hybrid]. Zero fields select the defaults.
+type HybridConfig struct {
+	// Tolerance: a window whose mean RTT exceeds Tolerance × baseline is
+	// congested. Default 2; range [1, 100].
+	Tolerance float64
+	// Backoff is the smallest factor one window may multiply the limit by.
+	// Default 0.5; range [0.1, 1).
+	Backoff float64
+	// Growth multiplies the limit after a healthy window in which the limit
+	// was binding (peak in-flight reached it). Default 1.5; range (1, 10].
+	Growth float64
+	// BaselineRise is the time constant with which the RTT baseline rises
+	// towards a higher RTT that lasts: after a step of the RTT, the baseline
+	// has covered 63% of the step after this much time. Default 30 min;
+	// range [1 s, 24 h].
+	BaselineRise time.Duration
+}
+
+// Hybrid is floodgate's default algorithm: a gradient on RTT against a
+// baseline that is quick to fall and slow to rise, AIMD's multiplicative
+// decrease scaled by the share of drops, and multiplicative recovery. For a
+// window with S samples, D drops, mean RTT r and peak in-flight p:
+//
+//	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
+//	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
+//	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
+//	else if r > T × b:  limit × max(Backoff, T × b / r)       (RTT gradient)
+//	else if p ≥ limit:  max(limit + 1, limit × Growth)        (binding, healthy)
+//	else if 2p ≥ limit: limit + 1
+//	else:               unchanged                              (caller not using it)
+//
+// It is built from the gradient of Netflix concurrency-limits' GradientLimit
+// and Gradient2Limit and the decrease of AIMD (RFC 5681), and fixes their
+// known weaknesses:
+//   - drops lower the limit whatever their RTT, so a downstream failing fast
+//     with 503 is backed off from (Gradient2 ignores drops);
+//   - a window of nothing but drops still closes and lowers the limit
+//     (Netflix's windows need a success to close);
+//   - a lasting slowdown is not forgotten: the baseline rises with a 30 min
+//     time constant instead of Gradient2's 600-window average with its
+//     catch-up decay, so a 20× step stays "congested" for about an hour;
+//     and windows with drops never move it up;
+//   - recovery is multiplicative, like TCP slow start: from 1 to 20 in 8
+//     binding windows instead of AIMD's 19.
+type Hybrid struct {
+	tolerance, backoff, growth float64
+	rise                       float64 // ns
+	baseline                   float64 // ns; 0 until the first success
+	est                        estimate
+}
+
+// NewHybrid returns a Hybrid algorithm, or an error naming the field of cfg
+// that is out of range.
+func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
+	if cfg.Tolerance == 0 {
+		cfg.Tolerance = 2
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 0.5
+	}
+	if cfg.Growth == 0 {
+		cfg.Growth = 1.5
+	}
+	if cfg.BaselineRise == 0 {
+		cfg.BaselineRise = 30 * time.Minute
+	}
+	switch {
+	case !ratioIn(cfg.Tolerance, 1, 100):
+		return nil, fmt.Errorf("adaptive: Hybrid Tolerance must be in [1, 100], got %v", cfg.Tolerance)
+	case !(cfg.Backoff >= 0.1 && cfg.Backoff < 1):
+		return nil, fmt.Errorf("adaptive: Hybrid Backoff must be in [0.1, 1), got %v", cfg.Backoff)
+	case !(cfg.Growth > 1 && cfg.Growth <= 10):
+		return nil, fmt.Errorf("adaptive: Hybrid Growth must be in (1, 10], got %v", cfg.Growth)
+	case cfg.BaselineRise < time.Second || cfg.BaselineRise > 24*time.Hour:
+		return nil, fmt.Errorf("adaptive: Hybrid BaselineRise must be in [1s, 24h], got %v", cfg.BaselineRise)
+	}
+	return &Hybrid{tolerance: cfg.Tolerance, backoff: cfg.Backoff, growth: cfg.Growth,
+		rise: float64(cfg.BaselineRise)}, nil
+}
+
+// Baseline returns the RTT baseline the gradient compares against, and 0
+// before the first window with a success. Call it only from the goroutine
+// that owns the Hybrid (tests, or before it is given to a Limiter).
+func (h *Hybrid) Baseline() time.Duration { return time.Duration(h.baseline) }
+
+// Update applies the Hybrid rule to one window.
+func (h *Hybrid) Update(limit int, w Window) int {
+	est := h.est.sync(limit)
+	if w.Samples == 0 {
+		return limit
+	}
+	r := float64(w.MeanRTT)
+	if r > 0 {
+		switch {
+		case h.baseline == 0:
+			h.baseline = r
+		case r < h.baseline:
+			h.baseline += (r - h.baseline) * 0.2
+		case w.Drops == 0:
+			h.baseline += (r - h.baseline) * min(1, float64(w.Duration)/h.rise)
+		}
+	}
+	switch {
+	case w.Drops > 0:
+		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
+	case r > h.tolerance*h.baseline:
+		est *= max(h.backoff, h.tolerance*h.baseline/r)
+	case w.MaxInFlight >= limit:
+		est = max(est+1, est*h.growth)
+	case 2*w.MaxInFlight >= limit:
+		est++
+	}
+	return h.est.set(est)
+}

@@ -1,0 +1,139 @@
+package adaptive
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrShed is the error a caller reports when [Limiter.Acquire] refuses a
+// slot: the limit of calls in flight was reached and the call was shed at
+// once, without reaching the downstream.
+var ErrShed = errors.New("floodgate: shed: concurrency limit reached")
+
+// Outcome is how a call ended, as reported to [Limiter.Release].
+type Outcome uint8
+
+const (
+	// Success: the downstream answered; the RTT is a latency sample.
+	Success Outcome = iota
+	// Drop: a timeout or an overload answer (HTTP 503, 429, gRPC
+	// RESOURCE_EXHAUSTED): a congestion signal whatever the RTT.
+	Drop
+	// Ignore: the call says nothing about the downstream's load (the caller
+	// cancelled, a permanent error); only the slot is given back.
+	Ignore
+)
+
+// Limiter caps the calls in flight at a limit that an [Algorithm] moves once
+// per window. Create one with [New]; it is safe for concurrent use.
+type Limiter struct {
+	inFlight atomic.Int64
+	_        [56]byte // keep the hot counter off the limit's cache line
+	limit    atomic.Int64
+	_        [56]byte
+
+	win window
+
+	base                 time.Time // monotonic origin of window times
+	winMin, winMax       int64     // ns
+	minSamples           int64
+	minLimit, maxLimit   int64
+	mu                   sync.Mutex // guards alg; taken once per window by its closer
+	alg                  Algorithm
+	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
+}
+
+// New returns a Limiter configured by cfg, or an error naming the first
+// field of cfg that is out of range.
+func New(cfg Config) (*Limiter, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	alg := cfg.Algorithm
+	if alg == nil {
+		alg, _ = NewHybrid(HybridConfig{})
+	}
+	l := &Limiter{
+		base:       time.Now(),
+		winMin:     int64(cfg.WindowMin),
+		winMax:     int64(cfg.WindowMax),
+		minSamples: int64(cfg.MinSamples),
+		minLimit:   int64(cfg.MinLimit),
+		maxLimit:   int64(cfg.MaxLimit),
+		alg:        alg,
+	}
+	l.limit.Store(int64(cfg.InitialLimit))
+	l.win.reset(0)
+	return l, nil
+}
+
+// Acquire asks for a slot. It returns true and counts the call in flight if
+// fewer than Limit calls are in flight; otherwise it returns false at once
+// (the call is shed; report [ErrShed]). It never blocks and never queues.
+// Every true must be paired with exactly one [Limiter.Release].
+func (l *Limiter) Acquire() bool {
+	for {
+		n := l.inFlight.Load()
+		if n >= l.limit.Load() {
+			return false
+		}
+		if l.inFlight.CompareAndSwap(n, n+1) {
+			l.win.observeInFlight(n + 1)
+			return true
+		}
+	}
+}
+
+// Release gives back the slot of a call that started at start and took rtt,
+// and records its outcome as a sample. start must come from [time.Now] (it
+// carries the monotonic clock, so that Release reads no clock itself). If
+// the sample closes the current window, Release runs the Algorithm and sets
+// the new limit before it returns.
+func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
+	inFlight := l.inFlight.Add(-1)
+	if o == Ignore {
+		return
+	}
+	now := int64(start.Sub(l.base) + rtt)
+	n := l.win.add(int64(rtt), o == Drop)
+	ws := l.win.start.Load()
+	if age := now - ws; age >= l.winMin && (n >= l.minSamples || age >= l.winMax) {
+		l.closeWindow(ws, now, inFlight)
+	}
+}
+
+func (l *Limiter) closeWindow(ws, now, inFlight int64) {
+	if !l.win.start.CompareAndSwap(ws, now) {
+		return // another goroutine closed it
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.win.drain(time.Duration(now-ws), inFlight)
+	if w.Samples == 0 {
+		return
+	}
+	if w.MeanRTT > 0 {
+		l.lastMean.Store(int64(w.MeanRTT))
+		l.lastMinRTT.Store(int64(w.MinRTT))
+	}
+	cur := l.limit.Load()
+	next := min(max(int64(l.alg.Update(int(cur), w)), l.minLimit), l.maxLimit)
+	l.limit.Store(next)
+}
+
+// Limit returns the current limit (calls in flight), in [MinLimit, MaxLimit].
+func (l *Limiter) Limit() int { return int(l.limit.Load()) }
+
+// InFlight returns the number of calls holding a slot now.
+func (l *Limiter) InFlight() int { return int(l.inFlight.Load()) }
+
+// RecentRTT returns the mean RTT of the successes of the last window that had
+// any, and 0 before the first such window.
+func (l *Limiter) RecentRTT() time.Duration { return time.Duration(l.lastMean.Load()) }
+
+// MinRTT returns the smallest RTT of a success in the last window that had
+// any, and 0 before the first such window.
+func (l *Limiter) MinRTT() time.Duration { return time.Duration(l.lastMinRTT.Load()) }

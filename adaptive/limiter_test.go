@@ -1,0 +1,259 @@
+package adaptive
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mustNew(t *testing.T, cfg Config) *Limiter {
+	t.Helper()
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func algorithms(t *testing.T) map[string]func() Algorithm {
+	return map[string]func() Algorithm{
+		"Hybrid": func() Algorithm { a, _ := NewHybrid(HybridConfig{}); return a },
+		"AIMD":   func() Algorithm { a, _ := NewAIMD(AIMDConfig{}); return a },
+		"Gradient2": func() Algorithm {
+			a, _ := NewGradient2(Gradient2Config{})
+			return a
+		},
+	}
+}
+
+// Scenario 1: a fixed limit is never exceeded, even when many goroutines
+// race for the last slot, and a call over the limit is shed without waiting.
+func TestFixedLimitNeverExceeded(t *testing.T) {
+	for _, tc := range []struct {
+		limit, callers int
+		hold           time.Duration
+	}{
+		{limit: 10, callers: 64, hold: 50 * time.Millisecond},
+		{limit: 1, callers: 64, hold: 50 * time.Millisecond},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			l := mustNew(t, Config{Algorithm: Fixed{}, InitialLimit: tc.limit})
+			var inside, peak, admitted, shed atomic.Int64
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for range tc.callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					t0 := time.Now()
+					if !l.Acquire() {
+						if waited := time.Since(t0); waited != 0 {
+							t.Errorf("shed after %v; want at once", waited)
+						}
+						shed.Add(1)
+						return
+					}
+					admitted.Add(1)
+					n := inside.Add(1)
+					for {
+						p := peak.Load()
+						if n <= p || peak.CompareAndSwap(p, n) {
+							break
+						}
+					}
+					time.Sleep(tc.hold)
+					inside.Add(-1)
+					l.Release(t0, time.Since(t0), Success)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if got := peak.Load(); got > int64(tc.limit) {
+				t.Errorf("peak in-flight %d > limit %d", got, tc.limit)
+			}
+			if got := admitted.Load(); got != int64(tc.limit) {
+				t.Errorf("admitted %d, want %d (all start at once and hold %v)", got, tc.limit, tc.hold)
+			}
+			if got := shed.Load(); got != int64(tc.callers-tc.limit) {
+				t.Errorf("shed %d, want %d", got, tc.callers-tc.limit)
+			}
+			if l.InFlight() != 0 {
+				t.Errorf("in-flight %d after all released", l.InFlight())
+			}
+		})
+	}
+}
+
+// Scenario 2: when every call is dropped (timeouts) for 5 s, the limit falls
+// window after window to its minimum. Gradient2 ignores drops (its known
+// weakness), so it is pinned as not falling.
+func TestAllDropsLowerLimitToMinimum(t *testing.T) {
+	for _, tc := range []struct {
+		alg      string
+		rate     int
+		rtt      time.Duration // every call times out at timeout
+		timeout  time.Duration
+		dur      time.Duration
+		initial  int
+		min      int
+		wantFall bool
+	}{
+		{"Hybrid", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, true},
+		{"AIMD", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, false},
+		{"Gradient2", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, false},
+	} {
+		t.Run(tc.alg, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{Algorithm: algorithms(t)[tc.alg]()}
+				l := mustNew(t, Config{Algorithm: rec, InitialLimit: tc.initial, MinLimit: tc.min})
+				runOpenLoop(l, tc.rate, tc.timeout, []phase{{dur: tc.dur, rtt: tc.rtt}})
+				if len(rec.limits) < 3 {
+					t.Fatalf("only %d windows closed in %v of drops; want windows to close without successes", len(rec.limits), tc.dur)
+				}
+				falling := true
+				prev := tc.initial
+				for _, lim := range rec.limits {
+					if lim >= prev && prev > tc.min {
+						falling = false
+					}
+					prev = max(lim, tc.min)
+				}
+				reached := prev == tc.min
+				if tc.wantFall && !(falling && reached) {
+					t.Errorf("limits per window %v: want strictly falling to %d", rec.limits, tc.min)
+				}
+				if tc.alg == "Gradient2" && l.Limit() != tc.initial {
+					t.Errorf("Gradient2 limit %d, want unchanged %d (it ignores drops)", l.Limit(), tc.initial)
+				}
+				if tc.alg == "AIMD" && l.Limit() >= tc.initial {
+					t.Errorf("AIMD limit %d, want below %d", l.Limit(), tc.initial)
+				}
+			})
+		})
+	}
+}
+
+// Scenario 3: after 300 calls at 10 ms RTT, every call is dropped with a
+// 1 ms RTT (a downstream failing fast with 503): the limit falls. Gradient2
+// is pinned as not falling: fast drops are invisible to it.
+func TestFastDropsLowerLimit(t *testing.T) {
+	for _, tc := range []struct {
+		alg              string
+		workers, okCalls int
+		okRTT, dropRTT   time.Duration
+		dropFor          time.Duration // drops go on this long, back to back
+		wantFall         bool
+	}{
+		{"Hybrid", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, true},
+		{"AIMD", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, true},
+		{"Gradient2", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, false},
+	} {
+		t.Run(tc.alg, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := mustNew(t, Config{Algorithm: algorithms(t)[tc.alg]()})
+				// closedLoop runs calls back to back on tc.workers workers until
+				// calls have been made or until is reached.
+				closedLoop := func(calls int, until time.Duration, rtt time.Duration, o Outcome) {
+					var wg sync.WaitGroup
+					var left atomic.Int64
+					left.Store(int64(calls))
+					t0 := time.Now()
+					for range tc.workers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for left.Add(-1) >= 0 && time.Since(t0) < until {
+								if !l.Acquire() {
+									time.Sleep(rtt)
+									continue
+								}
+								s := time.Now()
+								time.Sleep(rtt)
+								l.Release(s, time.Since(s), o)
+							}
+						}()
+					}
+					wg.Wait()
+				}
+				closedLoop(tc.okCalls, time.Hour, tc.okRTT, Success)
+				before := l.Limit()
+				closedLoop(1<<30, tc.dropFor, tc.dropRTT, Drop)
+				after := l.Limit()
+				t.Logf("limit %d after successes, %d after drops", before, after)
+				if fell := after < before; fell != tc.wantFall {
+					t.Errorf("limit went %d -> %d; want fall=%v", before, after, tc.wantFall)
+				}
+			})
+		})
+	}
+}
+
+// Scenarios 4 and 13: a 20x slowdown that lasts 5 minutes (every call times
+// out) drives the limit to its minimum within 10 s and keeps it there, with
+// no creeping back as averages catch up; when the RTT returns to 100 ms the
+// limit is back to at least 20 within 10 s and nothing is shed for 60 s.
+func TestSustainedSlowdownThenRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		alg                         string
+		rate                        int
+		healthy, slow, timeout      time.Duration
+		warmup, slowFor, recoverFor time.Duration
+		minLimit                    int
+		reachMinWithin              time.Duration
+		recoverTo                   int
+		recoverWithin, noShedFor    time.Duration
+	}{
+		{"Hybrid", 100, 100 * time.Millisecond, 2 * time.Second, time.Second,
+			30 * time.Second, 5 * time.Minute, 80 * time.Second, 1,
+			10 * time.Second, 20, 10 * time.Second, 60 * time.Second},
+	} {
+		t.Run(tc.alg, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := mustNew(t, Config{Algorithm: algorithms(t)[tc.alg](), MinLimit: tc.minLimit})
+				arr := runOpenLoop(l, tc.rate, tc.timeout, []phase{
+					{dur: tc.warmup, rtt: tc.healthy},
+					{dur: tc.slowFor, rtt: tc.slow},
+					{dur: tc.recoverFor, rtt: tc.healthy},
+				})
+				onset := tc.warmup
+				healed := tc.warmup + tc.slowFor
+				reachedMin := time.Duration(-1)
+				recovered := time.Duration(-1)
+				for _, a := range arr {
+					switch {
+					case a.at < onset:
+					case a.at < healed:
+						if reachedMin < 0 && a.limit == tc.minLimit {
+							reachedMin = a.at - onset
+						}
+						// After the limit has settled, every window has drops: it must stay at the minimum.
+						if reachedMin >= 0 && a.at-onset > tc.reachMinWithin && a.limit != tc.minLimit {
+							t.Fatalf("at %v into the slowdown the limit is %d; want it held at %d", a.at-onset, a.limit, tc.minLimit)
+						}
+					default:
+						if recovered < 0 && a.limit >= tc.recoverTo {
+							recovered = a.at - healed
+						}
+						if recovered >= 0 && a.at-healed > tc.recoverWithin && a.at-healed <= tc.recoverWithin+tc.noShedFor && a.shed {
+							t.Fatalf("call shed at %v after recovery (limit %d)", a.at-healed, a.limit)
+						}
+					}
+				}
+				t.Logf("%d arrivals; limit at minimum %v after onset; back to %d %v after recovery; final limit %d", len(arr), reachedMin, tc.recoverTo, recovered, l.Limit())
+				if reachedMin < 0 || reachedMin > tc.reachMinWithin {
+					t.Errorf("limit reached %d after %v; want within %v", tc.minLimit, reachedMin, tc.reachMinWithin)
+				}
+				if recovered < 0 || recovered > tc.recoverWithin {
+					t.Errorf("limit back to %d after %v; want within %v", tc.recoverTo, recovered, tc.recoverWithin)
+				}
+			})
+		})
+	}
+}
