@@ -1,0 +1,370 @@
+// Package breaker is a circuit breaker that trips on failures and on slow
+// calls, built on the two-step state machine of github.com/sony/gobreaker/v2.
+//
+// # Model
+//
+// Closed, calls pass and their outcomes are counted in a rolling window
+// (Window long, rolled by Buckets). Once the window holds MinCalls calls,
+// the breaker opens when failed calls reach FailureRatio of them, or when
+// slow calls (those lasting SlowCall or more, failed or not) reach SlowRatio:
+// a downstream that got slow without failing trips it too. Ignored calls
+// (the caller cancelled, the limiter shed the call, a permanent error such
+// as a 404 is reported as a success) do not count.
+//
+// Open, [Breaker.Allow] refuses every call at once with [ErrOpen] for
+// OpenFor; [Breaker.RetryIn] says how long is left. Then the breaker is
+// half-open: it admits Probes calls. It closes after Probes consecutive
+// successes that are not slow, and opens again on the first failure or slow
+// call. A probe that has not reported back within ProbeLease is given up, so
+// a probe that hangs cannot keep the breaker half-open for ever.
+//
+// Cost on the closed path: gobreaker's mutex and its two clock reads, and
+// atomic adds to the window; the state is mirrored in an atomic so that
+// [Breaker.State] and the state-change callback never take gobreaker's lock
+// while it is held.
+package breaker
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// ErrOpen is returned by [Breaker.Allow] while the breaker is open, or
+// half-open with all its probes out.
+var ErrOpen = errors.New("floodgate: circuit breaker open")
+
+// State is the breaker's state.
+type State uint32
+
+// The breaker's states.
+const (
+	Closed State = iota
+	HalfOpen
+	Open
+)
+
+// String returns "closed", "half-open" or "open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case HalfOpen:
+		return "half-open"
+	case Open:
+		return "open"
+	}
+	return "unknown"
+}
+
+// Outcome is how an admitted call ended, as reported to [Breaker.Done].
+type Outcome uint8
+
+const (
+	// Success: the downstream answered (a permanent error such as 404 is a
+	// success here: the downstream is healthy).
+	Success Outcome = iota
+	// Failure: a timeout, an overload answer or a transient error.
+	Failure
+	// Ignore: not the downstream's doing (the caller cancelled, the limiter
+	// shed the call); neither counted nor used as a probe result.
+	Ignore
+)
+
+// Outcome values handed to gobreaker; Settings.IsExcluded and IsSuccessful
+// recognise them.
+var (
+	errFailed = errors.New("failed")
+	errSlow   = errors.New("slow")
+	errIgnore = errors.New("ignored")
+)
+
+// Breaker is a circuit breaker. Create one with [New]; it is safe for
+// concurrent use.
+type Breaker struct {
+	name string
+	cb   *gobreaker.TwoStepCircuitBreaker[struct{}]
+
+	state     atomic.Uint32 // State, mirrored from gobreaker
+	gen       atomic.Uint64 // bumped on every state change
+	openUntil atomic.Int64  // ns since base, while open
+	base      time.Time
+	win       *rolling
+
+	slow                       time.Duration
+	minCalls                   int64
+	failPermille, slowPermille int64
+	openFor, lease             time.Duration
+	probesMu                   sync.Mutex
+	probes                     []*probe // half-open probes of generation probesGen
+	probesGen                  uint64
+	onChange                   func(name string, from, to State)
+	events                     chan transition
+	pending                    atomic.Int32
+	dispatchMu                 sync.Mutex
+	droppedEvents              atomic.Int64
+}
+
+type transition struct{ from, to State }
+
+// probe is a half-open call's lease; claimed ensures its gobreaker done
+// func runs once, whether the probe reports back or its lease is reclaimed.
+type probe struct {
+	done    func(error)
+	expires int64 // ns since base
+	claimed atomic.Bool
+}
+
+// Permit is a call's admission, returned by [Breaker.Allow] and handed back,
+// once, to [Breaker.Done].
+type Permit struct {
+	done  func(error)
+	probe *probe
+	gen   uint64
+}
+
+// New returns a Breaker named name configured by cfg, or an error naming the
+// first field of cfg that is out of range.
+func New(name string, cfg Config) (*Breaker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &Breaker{
+		name:         name,
+		base:         time.Now(),
+		win:          newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
+		slow:         cfg.SlowCall,
+		minCalls:     int64(cfg.MinCalls),
+		failPermille: permille(cfg.FailureRatio),
+		slowPermille: permille(cfg.SlowRatio),
+		openFor:      cfg.OpenFor,
+		lease:        cfg.ProbeLease,
+		onChange:     cfg.OnStateChange,
+	}
+	if b.onChange != nil {
+		b.events = make(chan transition, 64)
+	}
+	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:          name,
+		MaxRequests:   uint32(cfg.Probes),
+		Timeout:       cfg.OpenFor,
+		ReadyToTrip:   b.readyToTrip,
+		OnStateChange: b.changed,
+		IsSuccessful:  func(err error) bool { return err == nil },
+		IsExcluded:    func(err error) bool { return err == errIgnore },
+	})
+	return b, nil
+}
+
+func permille(r float64) int64 { return int64(r*1000 + 0.5) }
+
+// Allow asks to let a call through. It returns a Permit to hand to
+// [Breaker.Done] when the call ends, or [ErrOpen] at once if the breaker is
+// open, or half-open with every probe out and none past its lease.
+func (b *Breaker) Allow() (Permit, error) {
+	done, err := b.cb.Allow()
+	if err != nil && errors.Is(err, gobreaker.ErrTooManyRequests) && b.reclaimProbe() {
+		done, err = b.cb.Allow()
+	}
+	if b.pending.Load() > 0 {
+		b.dispatch()
+	}
+	if err != nil {
+		return Permit{}, ErrOpen
+	}
+	p := Permit{done: done, gen: b.gen.Load()}
+	if State(b.state.Load()) == HalfOpen {
+		p.probe = b.leaseProbe(done, p.gen)
+	}
+	return p, nil
+}
+
+// Done reports how the call admitted by p ended: its outcome and its
+// duration rtt, which ended at end (a time from [time.Now], so that Done
+// reads no clock). A call lasting SlowCall or more counts as slow. Done must
+// be called once per Permit; a zero Permit is ignored.
+func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
+	if p.done == nil {
+		return
+	}
+	if p.probe != nil && !p.probe.claimed.CompareAndSwap(false, true) {
+		return // the lease ran out and the probe was given up
+	}
+	slow := rtt >= b.slow
+	var verdict error
+	switch {
+	case o == Ignore:
+		verdict = errIgnore
+	case o == Failure:
+		verdict = errFailed
+	case slow:
+		verdict = errSlow
+	}
+	if o != Ignore && p.gen == b.gen.Load() {
+		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
+	}
+	p.done(verdict)
+	if b.pending.Load() > 0 {
+		b.dispatch()
+	}
+}
+
+// readyToTrip runs under gobreaker's mutex after a failure or slow call in
+// the closed state.
+func (b *Breaker) readyToTrip(gobreaker.Counts) bool {
+	calls, failed, slow := b.win.sum()
+	if calls < b.minCalls {
+		return false
+	}
+	return failed*1000 >= calls*b.failPermille || slow*1000 >= calls*b.slowPermille
+}
+
+// changed runs under gobreaker's mutex on every state change: it only
+// updates atomics and queues the event for the user's callback.
+func (b *Breaker) changed(_ string, from, to gobreaker.State) {
+	f, t := fromGobreaker(from), fromGobreaker(to)
+	if t == Open {
+		b.openUntil.Store(int64(time.Since(b.base) + b.openFor))
+	}
+	if t == Closed {
+		b.win.reset()
+	}
+	b.gen.Add(1)
+	b.state.Store(uint32(t))
+	if b.events != nil {
+		select {
+		case b.events <- transition{f, t}:
+			b.pending.Add(1)
+		default:
+			b.droppedEvents.Add(1)
+		}
+	}
+}
+
+// dispatch delivers queued state changes to the user's callback outside
+// every lock but its own, one goroutine at a time, in order.
+func (b *Breaker) dispatch() {
+	for b.pending.Load() > 0 {
+		if !b.dispatchMu.TryLock() {
+			return // the goroutine holding it drains the queue
+		}
+		b.drain()
+		b.dispatchMu.Unlock()
+	}
+}
+
+func (b *Breaker) drain() {
+	for {
+		select {
+		case ev := <-b.events:
+			b.pending.Add(-1)
+			b.onChange(b.name, ev.from, ev.to)
+		default:
+			return
+		}
+	}
+}
+
+func fromGobreaker(s gobreaker.State) State {
+	switch s {
+	case gobreaker.StateOpen:
+		return Open
+	case gobreaker.StateHalfOpen:
+		return HalfOpen
+	}
+	return Closed
+}
+
+// leaseProbe records a half-open probe so that its place can be reclaimed
+// once its lease ends. Only half-open calls get here.
+func (b *Breaker) leaseProbe(done func(error), gen uint64) *probe {
+	p := &probe{done: done, expires: int64(time.Since(b.base) + b.lease)}
+	b.probesMu.Lock()
+	if b.probesGen != gen {
+		b.probes, b.probesGen = b.probes[:0], gen
+	}
+	b.probes = append(b.probes, p)
+	b.probesMu.Unlock()
+	return p
+}
+
+// reclaimProbe gives up the oldest probe of the current half-open period
+// whose lease has ended, freeing its place. It reports whether it did.
+func (b *Breaker) reclaimProbe() bool {
+	now := int64(time.Since(b.base))
+	var expired *probe
+	b.probesMu.Lock()
+	if b.probesGen == b.gen.Load() {
+		for i, p := range b.probes {
+			if p.expires <= now && p.claimed.CompareAndSwap(false, true) {
+				expired = p
+				b.probes = append(b.probes[:i], b.probes[i+1:]...)
+				break
+			}
+		}
+	}
+	b.probesMu.Unlock()
+	if expired == nil {
+		return false
+	}
+	expired.done(errIgnore) // outside probesMu: gobreaker may call changed
+	return true
+}
+
+// State returns the breaker's state now. It is safe to call from the
+// OnStateChange callback.
+func (b *Breaker) State() State {
+	s := fromGobreaker(b.cb.State()) // moves open to half-open once OpenFor has passed
+	if b.pending.Load() > 0 {
+		b.dispatch()
+	}
+	return s
+}
+
+// OpenAt reports whether the breaker is open at t (a time from [time.Now])
+// without taking any lock or reading the clock: the retry loop asks it
+// before it sleeps.
+func (b *Breaker) OpenAt(t time.Time) bool {
+	return State(b.state.Load()) == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
+}
+
+// RetryIn returns how long until the breaker lets a call through again: the
+// rest of OpenFor while open, the shortest probe lease left while half-open
+// with every probe out, and 0 otherwise.
+func (b *Breaker) RetryIn() time.Duration {
+	now := int64(time.Since(b.base))
+	switch State(b.state.Load()) {
+	case Open:
+		return time.Duration(max(b.openUntil.Load()-now, 0))
+	case HalfOpen:
+		b.probesMu.Lock()
+		defer b.probesMu.Unlock()
+		left := int64(-1)
+		for _, p := range b.probes {
+			if d := p.expires - now; left < 0 || d < left {
+				left = d
+			}
+		}
+		return time.Duration(max(left, 0))
+	}
+	return 0
+}
+
+// Counts are the calls in the breaker's rolling window.
+type Counts struct {
+	Calls, Failures, Slow int64 // calls; Failures and Slow may overlap
+}
+
+// Counts returns the calls in the rolling window now (zero right after the
+// breaker closes). It takes no lock.
+func (b *Breaker) Counts() Counts {
+	c, f, s := b.win.sum()
+	return Counts{Calls: c, Failures: f, Slow: s}
+}
+
+// Name returns the name given to [New].
+func (b *Breaker) Name() string { return b.name }

@@ -1,0 +1,123 @@
+package breaker
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config configures a [Breaker]. Every field's zero value selects the
+// default named in its doc; [New] rejects values outside the stated ranges.
+type Config struct {
+	// Window is the span of the rolling window over which ratios are taken.
+	// Default 10 s; range [100 ms, 1 h].
+	Window time.Duration
+
+	// Buckets is how many buckets the window rolls by: every Window/Buckets
+	// the oldest bucket's calls leave the window. Default 10; range [1, 100],
+	// and Window/Buckets must be at least 10 ms.
+	Buckets int
+
+	// MinCalls is how many calls (successes, failures and slow calls, not
+	// ignored ones) the window must hold before either ratio can trip the
+	// breaker. Default 20; range [1, 1e6].
+	MinCalls int
+
+	// FailureRatio trips the breaker when failed calls / calls in the window
+	// reach it. Default 0.5; range (0, 1].
+	FailureRatio float64
+
+	// SlowCall is the duration from which a call counts as slow, whether it
+	// succeeded or failed. Default 1 s; range [1 ms, 1 h].
+	SlowCall time.Duration
+
+	// SlowRatio trips the breaker when slow calls / calls in the window
+	// reach it. Default 0.8; range (0, 1].
+	SlowRatio float64
+
+	// OpenFor is how long the breaker stays open before it lets probes
+	// through (half-open). Default 5 s; range [1 ms, 1 h].
+	OpenFor time.Duration
+
+	// Probes is how many calls half-open admits; it closes after that many
+	// consecutive successes (none slow) and opens again on the first failure
+	// or slow call. Default 3; range [1, 1000].
+	Probes int
+
+	// ProbeLease is how long a half-open probe holds its place: a probe
+	// that has not returned by then is given up and another is admitted.
+	// Default 10 s; range [1 ms, 1 h].
+	ProbeLease time.Duration
+
+	// OnStateChange, if set, is called after every state change with the
+	// breaker's name and the old and new states. It runs on the goroutine
+	// whose call caused the change, after the breaker's locks are released,
+	// so it may call any method of the Breaker (or of the Gate around it).
+	// Calls are in order and never concurrent.
+	OnStateChange func(name string, from, to State)
+}
+
+// Defaults of [Config].
+const (
+	DefaultWindow       = 10 * time.Second
+	DefaultBuckets      = 10
+	DefaultMinCalls     = 20
+	DefaultFailureRatio = 0.5
+	DefaultSlowCall     = time.Second
+	DefaultSlowRatio    = 0.8
+	DefaultOpenFor      = 5 * time.Second
+	DefaultProbes       = 3
+	DefaultProbeLease   = 10 * time.Second
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Buckets == 0 {
+		c.Buckets = DefaultBuckets
+	}
+	if c.MinCalls == 0 {
+		c.MinCalls = DefaultMinCalls
+	}
+	if c.FailureRatio == 0 {
+		c.FailureRatio = DefaultFailureRatio
+	}
+	if c.SlowCall == 0 {
+		c.SlowCall = DefaultSlowCall
+	}
+	if c.SlowRatio == 0 {
+		c.SlowRatio = DefaultSlowRatio
+	}
+	if c.OpenFor == 0 {
+		c.OpenFor = DefaultOpenFor
+	}
+	if c.Probes == 0 {
+		c.Probes = DefaultProbes
+	}
+	if c.ProbeLease == 0 {
+		c.ProbeLease = DefaultProbeLease
+	}
+	switch {
+	case c.Window < 100*time.Millisecond || c.Window > time.Hour:
+		return c, fmt.Errorf("breaker: Window must be in [100ms, 1h], got %v", c.Window)
+	case c.Buckets < 1 || c.Buckets > 100:
+		return c, fmt.Errorf("breaker: Buckets must be in [1, 100], got %d", c.Buckets)
+	case c.Window/time.Duration(c.Buckets) < 10*time.Millisecond:
+		return c, fmt.Errorf("breaker: Window/Buckets must be at least 10ms, got %v/%d", c.Window, c.Buckets)
+	case c.MinCalls < 1 || c.MinCalls > 1e6:
+		return c, fmt.Errorf("breaker: MinCalls must be in [1, 1000000], got %d", c.MinCalls)
+	case !(c.FailureRatio > 0 && c.FailureRatio <= 1):
+		return c, fmt.Errorf("breaker: FailureRatio must be in (0, 1], got %v", c.FailureRatio)
+	case c.SlowCall < time.Millisecond || c.SlowCall > time.Hour:
+		return c, fmt.Errorf("breaker: SlowCall must be in [1ms, 1h], got %v", c.SlowCall)
+	case !(c.SlowRatio > 0 && c.SlowRatio <= 1):
+		return c, fmt.Errorf("breaker: SlowRatio must be in (0, 1], got %v", c.SlowRatio)
+	case c.OpenFor < time.Millisecond || c.OpenFor > time.Hour:
+		return c, fmt.Errorf("breaker: OpenFor must be in [1ms, 1h], got %v", c.OpenFor)
+	case c.Probes < 1 || c.Probes > 1000:
+		return c, fmt.Errorf("breaker: Probes must be in [1, 1000], got %d", c.Probes)
+	case c.ProbeLease < time.Millisecond || c.ProbeLease > time.Hour:
+		return c, fmt.Errorf("breaker: ProbeLease must be in [1ms, 1h], got %v", c.ProbeLease)
+	}
+	return c, nil
+}
