@@ -1,0 +1,180 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors that end a call early, returned in a [Decision].
+var (
+	// ErrBudgetExhausted: the retry budget had less than one token left.
+	ErrBudgetExhausted = errors.New("floodgate: retry budget exhausted")
+	// ErrDeadline: the wait before the next attempt (backoff or the
+	// server's retry-after hint) would end at or past the call's deadline,
+	// so the call ended at once instead of sleeping.
+	ErrDeadline = errors.New("floodgate: deadline would pass before the next attempt")
+)
+
+// Config configures a [Policy]. Every field's zero value selects the default
+// named in its doc; [New] rejects values outside the stated ranges.
+type Config struct {
+	// MaxAttempts is the most attempts per call, the first included; 1
+	// disables retries. Default 3; range [1, 100].
+	MaxAttempts int
+
+	// BaseDelay is the backoff's base: retry n waits a uniform random time
+	// in [0, min(MaxDelay, BaseDelay·2^n)]. Default 100 ms; range
+	// [1 ms, MaxDelay].
+	BaseDelay time.Duration
+
+	// MaxDelay caps the backoff. Default 10 s; range [BaseDelay, 1 h].
+	MaxDelay time.Duration
+
+	// AttemptTimeout bounds each attempt: it gets min(AttemptTimeout, time
+	// left before the deadline). Default 0: no bound of its own, only the
+	// deadline. Range 0 or [1 ms, 1 h]. A bound costs context.WithDeadline's
+	// allocations per attempt.
+	AttemptTimeout time.Duration
+
+	// Timeout is the call's overall deadline, counted from the start of its
+	// first attempt; the context's deadline wins if earlier. Default 0: the
+	// context's deadline only. Range 0 or [1 ms, 24 h].
+	Timeout time.Duration
+
+	// Classify maps an attempt's error to its Class. nil uses [Classify].
+	Classify func(error) Class
+
+	// Budget pays for retries. nil gives the Policy a budget of its own with
+	// the defaults of [BudgetConfig]; share one Budget between policies to
+	// cap their retries together.
+	Budget *Budget
+
+	// Rand(n) returns a uniform random integer in [0, n), for the jitter.
+	// nil uses math/rand/v2. Set it for deterministic tests.
+	Rand func(n int64) int64
+}
+
+// Defaults of [Config].
+const (
+	DefaultMaxAttempts = 3
+	DefaultBaseDelay   = 100 * time.Millisecond
+	DefaultMaxDelay    = 10 * time.Second
+)
+
+// Policy decides retries. Create one with [New]; it is safe for concurrent
+// use.
+type Policy struct {
+	cfg Config
+}
+
+// New returns a Policy configured by cfg, or an error naming the first field
+// of cfg that is out of range.
+func New(cfg Config) (*Policy, error) {
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.BaseDelay == 0 {
+		cfg.BaseDelay = DefaultBaseDelay
+		if cfg.MaxDelay > 0 {
+			cfg.BaseDelay = min(DefaultBaseDelay, cfg.MaxDelay)
+		}
+	}
+	if cfg.MaxDelay == 0 {
+		cfg.MaxDelay = max(DefaultMaxDelay, cfg.BaseDelay)
+	}
+	switch {
+	case cfg.MaxAttempts < 1 || cfg.MaxAttempts > 100:
+		return nil, fmt.Errorf("retry: MaxAttempts must be in [1, 100], got %d", cfg.MaxAttempts)
+	case cfg.BaseDelay < time.Millisecond || cfg.BaseDelay > cfg.MaxDelay:
+		return nil, fmt.Errorf("retry: BaseDelay must be in [1ms, MaxDelay=%v], got %v", cfg.MaxDelay, cfg.BaseDelay)
+	case cfg.MaxDelay > time.Hour:
+		return nil, fmt.Errorf("retry: MaxDelay must be in [BaseDelay=%v, 1h], got %v", cfg.BaseDelay, cfg.MaxDelay)
+	case cfg.AttemptTimeout != 0 && (cfg.AttemptTimeout < time.Millisecond || cfg.AttemptTimeout > time.Hour):
+		return nil, fmt.Errorf("retry: AttemptTimeout must be 0 or in [1ms, 1h], got %v", cfg.AttemptTimeout)
+	case cfg.Timeout != 0 && (cfg.Timeout < time.Millisecond || cfg.Timeout > 24*time.Hour):
+		return nil, fmt.Errorf("retry: Timeout must be 0 or in [1ms, 24h], got %v", cfg.Timeout)
+	}
+	if cfg.Classify == nil {
+		cfg.Classify = Classify
+	}
+	if cfg.Budget == nil {
+		cfg.Budget, _ = NewBudget(BudgetConfig{})
+	}
+	return &Policy{cfg: cfg}, nil
+}
+
+// Budget returns the budget that pays for the policy's retries.
+func (p *Policy) Budget() *Budget { return p.cfg.Budget }
+
+// MaxAttempts returns the most attempts per call.
+func (p *Policy) MaxAttempts() int { return p.cfg.MaxAttempts }
+
+// Classify returns the class of an attempt's error, using Config.Classify.
+func (p *Policy) Classify(err error) Class { return p.cfg.Classify(err) }
+
+// Deadline returns the deadline of a call made with ctx whose first attempt
+// started at first: the earlier of ctx's deadline and first+Timeout. ok is
+// false when the call has neither.
+func (p *Policy) Deadline(ctx context.Context, first time.Time) (deadline time.Time, ok bool) {
+	deadline, ok = ctx.Deadline()
+	if p.cfg.Timeout > 0 {
+		if d := first.Add(p.cfg.Timeout); !ok || d.Before(deadline) {
+			return d, true
+		}
+	}
+	return deadline, ok
+}
+
+// AttemptDeadline returns the deadline of an attempt starting at start:
+// start+AttemptTimeout, or the call's deadline if that is earlier. ok is
+// false when the attempt has neither.
+func (p *Policy) AttemptDeadline(start, deadline time.Time, hasDeadline bool) (time.Time, bool) {
+	if p.cfg.AttemptTimeout > 0 {
+		if d := start.Add(p.cfg.AttemptTimeout); !hasDeadline || d.Before(deadline) {
+			return d, true
+		}
+	}
+	return deadline, hasDeadline
+}
+
+// Decision is what to do after a failed attempt.
+type Decision struct {
+	// Retry: wait Wait, then make the next attempt. Otherwise the call ends
+	// with the last error, and with Stop if Stop is not nil.
+	Retry bool
+	// Wait is the time to sleep before the next attempt.
+	Wait time.Duration
+	// Stop is ErrBudgetExhausted, ErrDeadline or the blocked error given to
+	// Decide when one of them ended the call; nil when the error is not
+	// retried or attempts are used up.
+	Stop error
+	// Hint is the server's retry-after hint carried by the error, 0 if none.
+	Hint time.Duration
+}
+
+// Decide says whether to retry after attempt number attempt (0 = the first)
+// of a call made with ctx failed with err of class c at end. blocked, if
+// not nil, is a reason from outside the policy that forbids further
+// attempts (the circuit breaker is open): it becomes the Decision's Stop
+// when the error would otherwise be retried. The steps and their order are
+// those of the package doc. A granted retry has withdrawn one token from
+// the budget.
+func (p *Policy) Decide(ctx context.Context, attempt int, err error, c Class, end, deadline time.Time, hasDeadline bool, blocked error) Decision {
+	hint, _ := Hint(err)
+	if !c.Retryable() || attempt+1 >= p.cfg.MaxAttempts || !mayRetry(ctx) {
+		return Decision{Hint: hint}
+	}
+	if blocked != nil {
+		return Decision{Stop: blocked, Hint: hint}
+	}
+	wait := max(Backoff(attempt, p.cfg.BaseDelay, p.cfg.MaxDelay, p.cfg.Rand), hint)
+	if hasDeadline && !end.Add(wait).Before(deadline) {
+		return Decision{Stop: ErrDeadline, Hint: hint}
+	}
+	if !p.cfg.Budget.Withdraw() {
+		return Decision{Stop: ErrBudgetExhausted, Hint: hint}
+	}
+	return Decision{Retry: true, Wait: wait, Hint: hint}
+}
