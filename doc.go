@@ -1,0 +1,46 @@
+// Package floodgate keeps a service alive when the downstreams it calls get
+// slow or go down: it makes a slowdown stay a slowdown instead of becoming
+// an outage.
+//
+// # Why
+//
+// By Little's Law, calls in flight = arrival rate × latency. At 100 calls/s a
+// downstream that slows from 100 ms to 2 s needs 200 calls in flight instead
+// of 10; the caller's CPU stays low because it only waits, so CPU-based
+// autoscaling sees nothing; and retries at three layers turn one user click
+// into up to 3×3×3 = 27 attempts on the struggling downstream.
+//
+// # Model
+//
+// A [Gate] guards one downstream. Each call goes through [Gate.Guard] (or
+// [Do] for a call that returns a value), which runs three layers, outermost
+// first:
+//
+//  1. The budgeted retry loop (package retry) owns the call's retries:
+//     only transient failures, full-jitter exponential backoff, one overall
+//     deadline split across attempts, the server's Retry-After honoured, no
+//     retry of non-idempotent work without an idempotency key, and a retry
+//     budget shared by all calls (0.1 token earned per call, 1 spent per
+//     retry, 20 at most) so that retries add at most ~10% load in an outage.
+//     When the next wait would outlast the deadline, it returns at once.
+//  2. The circuit breaker (package breaker, on sony/gobreaker) trips on the
+//     ratio of failures and on the ratio of slow calls; open, it refuses at
+//     once and stops the retry loop: no further attempt, no sleep.
+//  3. The adaptive concurrency limiter (package adaptive) caps the calls in
+//     flight at a limit it moves from observed RTT and drops, and sheds a
+//     call at once when the limit is reached; it never queues. A slot is
+//     released before any backoff sleep.
+//
+// The success path allocates nothing of floodgate's own and takes no lock
+// of its own shared by all calls; it reads the clock twice per attempt
+// (gobreaker reads it twice more).
+//
+// # Errors
+//
+// Guard returns nil, fn's own error (when it was not retried), [ErrShed], or
+// an [*Error] that wraps a reason ([ErrOpen], [ErrBudgetExhausted],
+// [ErrDeadline], [ErrShed], a context error) and the last attempt's error.
+// [RetryAfter] reads the retry-after hint from any of them. Mark errors with
+// [retry.Permanent], [retry.Transient] and [retry.Overload] so that Guard
+// knows which to retry.
+package floodgate

@@ -1,0 +1,106 @@
+package floodgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/floodgate-go/floodgate/adaptive"
+	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/retry"
+)
+
+// Sentinel errors, for errors.Is. They are the same values as those of the
+// sub-packages, so either name matches.
+var (
+	// ErrShed: the concurrency limit was reached and the call was shed at
+	// once, without reaching the downstream. Guard returns ErrShed itself
+	// (no allocation) when the first attempt is shed.
+	ErrShed = adaptive.ErrShed
+	// ErrOpen: the circuit breaker is open (or half-open with every probe
+	// out); the returned error's RetryAfter is the time until it admits a
+	// probe.
+	ErrOpen = breaker.ErrOpen
+	// ErrBudgetExhausted: a retry was due but the retry budget was empty.
+	ErrBudgetExhausted = retry.ErrBudgetExhausted
+	// ErrDeadline: the wait before the next attempt (backoff or the
+	// server's retry-after hint) would end at or past the call's deadline;
+	// the call ended at once instead of sleeping.
+	ErrDeadline = retry.ErrDeadline
+)
+
+// Error is the error Guard returns when it ended a call for a reason of its
+// own (Reason), or after more than one attempt. It wraps both Reason and
+// the last attempt's error, so errors.Is and errors.As see through it.
+//
+// An Error is not retried by an outer Gate (its class is Failure, or
+// Canceled when the caller cancelled): retries stay in one layer.
+type Error struct {
+	// Gate is the name of the gate.
+	Gate string
+	// Reason is ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline or the
+	// context's error; nil when attempts were used up or the last error is
+	// not retried.
+	Reason error
+	// Last is the last attempt's error; nil when no attempt reached the
+	// downstream.
+	Last error
+	// Attempts counts the attempts that reached the downstream.
+	Attempts int
+	// Hint is how long the caller should wait before trying again: the
+	// server's retry-after hint, or the time until the breaker admits a
+	// probe; 0 if unknown.
+	Hint time.Duration
+}
+
+// Error returns a message with the gate, the reason, the attempt count, the
+// hint and the last error.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "floodgate: gate %q", e.Gate)
+	if e.Reason != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(e.Reason.Error(), "floodgate: "))
+	}
+	fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+	if e.Attempts != 1 {
+		b.WriteByte('s')
+	}
+	if e.Hint > 0 {
+		fmt.Fprintf(&b, " (retry after %v)", e.Hint)
+	}
+	if e.Last != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Last.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns Reason and Last, those that are not nil.
+func (e *Error) Unwrap() []error {
+	out := make([]error, 0, 2)
+	for _, err := range []error{e.Reason, e.Last} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// RetryAfter returns Hint, so that [RetryAfter] and an outer Gate see it.
+func (e *Error) RetryAfter() time.Duration { return e.Hint }
+
+// RetryClass keeps an outer Gate from retrying what this one gave up on.
+func (e *Error) RetryClass() retry.Class {
+	if errors.Is(e.Reason, context.Canceled) {
+		return retry.ClassCanceled
+	}
+	return retry.ClassFailure
+}
+
+// RetryAfter returns the retry-after hint carried by err or any error it
+// wraps (an [Error]'s Hint, or a server's hint set with [retry.Overload]),
+// and whether there was one greater than 0.
+func RetryAfter(err error) (time.Duration, bool) { return retry.Hint(err) }

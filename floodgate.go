@@ -1,0 +1,234 @@
+package floodgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/floodgate-go/floodgate/adaptive"
+	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/retry"
+)
+
+// Gate guards the calls to one downstream. Create one with [New]; it is safe
+// for concurrent use, and meant to be shared by every call to that
+// downstream.
+type Gate struct {
+	name    string
+	limiter *adaptive.Limiter
+	breaker *breaker.Breaker
+	retry   *retry.Policy
+	budget  *retry.Budget
+}
+
+// New returns a Gate named name (used in errors and by the breaker's
+// callback; must not be empty), or an error naming the first option field
+// that is out of range. With no options every layer uses its defaults.
+func New(name string, opts ...Option) (*Gate, error) {
+	if name == "" {
+		return nil, errors.New("floodgate: name must not be empty")
+	}
+	var cfg config
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("floodgate: gate %q: option %d is nil", name, i)
+		}
+		o(&cfg)
+	}
+	l, err := adaptive.New(cfg.limiter)
+	if err != nil {
+		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
+	}
+	b, err := breaker.New(name, cfg.breaker)
+	if err != nil {
+		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
+	}
+	p, err := retry.New(cfg.retry)
+	if err != nil {
+		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
+	}
+	return &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget()}, nil
+}
+
+// Guard calls fn through the gate's three layers, outermost first: the
+// budgeted retry loop, the circuit breaker, the adaptive limiter. Per
+// attempt, in this order: breaker check, limiter admission, fn with the
+// attempt's context, limiter release with the RTT, breaker record. Nothing
+// is held while waiting between attempts.
+//
+// It returns nil when an attempt succeeds. Otherwise:
+//   - [ErrShed] itself when the first attempt was shed by the limiter;
+//   - fn's error unchanged when the first attempt's error is not retried
+//     (permanent, unknown, the caller cancelled) or MaxAttempts is 1;
+//   - an [*Error] in every other case: the breaker was open ([ErrOpen],
+//     with the time until the next probe as its hint), the budget was
+//     empty ([ErrBudgetExhausted]), the next wait would outlast the
+//     deadline ([ErrDeadline], at once, with the server's hint), the
+//     context ended during a wait, a later attempt was shed, or the
+//     attempts were used up. It wraps the last attempt's error.
+//
+// If fn panics, its slot is released, the breaker records a failure, and
+// the panic goes on to the caller.
+func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
+	g.budget.Deposit()
+	var (
+		last        error
+		deadline    time.Time
+		hasDeadline bool
+	)
+	for attempt := 0; ; attempt++ {
+		permit, err := g.breaker.Allow()
+		if err != nil {
+			return &Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()}
+		}
+		if !g.limiter.Acquire() {
+			g.breaker.Done(permit, breaker.Ignore, 0, time.Time{})
+			if attempt == 0 {
+				return ErrShed
+			}
+			return &Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt}
+		}
+		start := time.Now()
+		if attempt == 0 {
+			deadline, hasDeadline = g.retry.Deadline(ctx, start)
+		}
+		err, class, end := g.attempt(ctx, fn, permit, start, deadline, hasDeadline)
+		if class == retry.ClassSuccess {
+			return err
+		}
+		var blocked error
+		if g.breaker.OpenAt(end) {
+			blocked = ErrOpen
+		}
+		d := g.retry.Decide(ctx, attempt, err, class, end, deadline, hasDeadline, blocked)
+		if !d.Retry {
+			if d.Stop == nil && attempt == 0 {
+				return err
+			}
+			hint := d.Hint
+			if d.Stop == ErrOpen {
+				hint = g.breaker.RetryIn()
+			}
+			return &Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint}
+		}
+		last = err
+		if err := sleep(ctx, d.Wait); err != nil {
+			return &Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint}
+		}
+	}
+}
+
+// attempt runs fn once inside a limiter slot and a breaker permit, and
+// reports the outcome to both, even if fn panics.
+func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, permit breaker.Permit,
+	start, deadline time.Time, hasDeadline bool) (err error, class retry.Class, end time.Time) {
+	actx := ctx
+	if d, ok := g.retry.AttemptDeadline(start, deadline, hasDeadline); ok {
+		if cd, cok := ctx.Deadline(); !cok || d.Before(cd) {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithDeadline(ctx, d)
+			defer cancel()
+		}
+	}
+	panicked := true
+	defer func() {
+		if panicked {
+			rtt := time.Since(start)
+			g.limiter.Release(start, rtt, adaptive.Ignore)
+			g.breaker.Done(permit, breaker.Failure, rtt, start.Add(rtt))
+		}
+	}()
+	err = fn(actx)
+	panicked = false
+	rtt := time.Since(start)
+	class = g.retry.Classify(err)
+	if class != retry.ClassSuccess && ctx.Err() == context.Canceled {
+		class = retry.ClassCanceled // the caller gave up: says nothing about the downstream
+	}
+	end = start.Add(rtt)
+	g.limiter.Release(start, rtt, limiterOutcome[class])
+	g.breaker.Done(permit, breakerOutcome[class], rtt, end)
+	return err, class, end
+}
+
+var limiterOutcome = [...]adaptive.Outcome{
+	retry.ClassSuccess:   adaptive.Success,
+	retry.ClassPermanent: adaptive.Ignore,
+	retry.ClassFailure:   adaptive.Ignore,
+	retry.ClassTransient: adaptive.Ignore,
+	retry.ClassOverload:  adaptive.Drop,
+	retry.ClassCanceled:  adaptive.Ignore,
+}
+
+var breakerOutcome = [...]breaker.Outcome{
+	retry.ClassSuccess:   breaker.Success,
+	retry.ClassPermanent: breaker.Success,
+	retry.ClassFailure:   breaker.Failure,
+	retry.ClassTransient: breaker.Failure,
+	retry.ClassOverload:  breaker.Failure,
+	retry.ClassCanceled:  breaker.Ignore,
+}
+
+// sleep waits d, or returns ctx's error if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Do is Guard for a function that returns a value: it returns the value of
+// the attempt that succeeded, or T's zero value and Guard's error.
+func Do[T any](ctx context.Context, g *Gate, fn func(context.Context) (T, error)) (T, error) {
+	var out T
+	err := g.Guard(ctx, func(ctx context.Context) error {
+		v, err := fn(ctx)
+		if err == nil {
+			out = v
+		}
+		return err
+	})
+	return out, err
+}
+
+// Name returns the gate's name.
+func (g *Gate) Name() string { return g.name }
+
+// Limiter returns the gate's adaptive limiter, to read its limit and
+// in-flight count.
+func (g *Gate) Limiter() *adaptive.Limiter { return g.limiter }
+
+// Breaker returns the gate's circuit breaker, to read its state and counts.
+func (g *Gate) Breaker() *breaker.Breaker { return g.breaker }
+
+// Budget returns the retry budget the gate spends from.
+func (g *Gate) Budget() *retry.Budget { return g.budget }
+
+// Stats is a snapshot of a gate's state.
+type Stats struct {
+	Limit        int           // current concurrency limit (calls)
+	InFlight     int           // calls holding a slot now
+	Breaker      breaker.State // breaker state
+	BudgetTokens float64       // retry budget tokens left, 0..Max
+	RecentRTT    time.Duration // mean RTT of the last window with successes
+}
+
+// Stats returns a snapshot of the gate's state. It takes no lock of the
+// gate's own and may be called from the breaker's OnStateChange callback.
+func (g *Gate) Stats() Stats {
+	return Stats{
+		Limit:        g.limiter.Limit(),
+		InFlight:     g.limiter.InFlight(),
+		Breaker:      g.breaker.State(),
+		BudgetTokens: g.budget.Tokens(),
+		RecentRTT:    g.limiter.RecentRTT(),
+	}
+}

@@ -1,0 +1,357 @@
+package floodgate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/floodgate-go/floodgate/adaptive"
+	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/retry"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mustGate(t testing.TB, opts ...Option) *Gate {
+	t.Helper()
+	g, err := New("test", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+var errUpstream = errors.New("upstream says no")
+
+// Scenarios 6 and 7: when the next wait (the server's hint, or the backoff)
+// would end past the deadline, Guard returns at once with the last error
+// and the hint, instead of sleeping until the deadline.
+func TestReturnsAtOnceWhenWaitOutlastsDeadline(t *testing.T) {
+	maxRand := func(k int64) int64 { return k - 1 }
+	for _, tc := range []struct {
+		name      string
+		retry     retry.Config
+		deadline  time.Duration
+		failAfter time.Duration
+		err       error
+		within    time.Duration // after the failed attempt
+		wantHint  time.Duration
+	}{
+		{name: "Retry-After 3600 s, deadline 5 s", deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
+			err: retry.Overload(errUpstream, 3600*time.Second), within: 10 * time.Millisecond, wantHint: 3600 * time.Second},
+		{name: "backoff 10 s, deadline 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second},
+			deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
+			err: retry.Transient(errUpstream), within: 0},
+		{name: "backoff 10 s, Timeout option 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second, Timeout: 5 * time.Second},
+			failAfter: 100 * time.Millisecond, err: retry.Transient(errUpstream), within: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := tc.retry
+				cfg.Rand = maxRand
+				g := mustGate(t, WithRetry(cfg))
+				ctx := context.Background()
+				if tc.deadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+					defer cancel()
+				}
+				start := time.Now()
+				attempts := 0
+				err := g.Guard(ctx, func(ctx context.Context) error {
+					attempts++
+					time.Sleep(tc.failAfter)
+					return tc.err
+				})
+				took := time.Since(start) - tc.failAfter
+				if took > tc.within {
+					t.Errorf("returned %v after the failed attempt, want within %v", took, tc.within)
+				}
+				if attempts != 1 {
+					t.Errorf("%d attempts, want 1", attempts)
+				}
+				if !errors.Is(err, errUpstream) || !errors.Is(err, ErrDeadline) {
+					t.Errorf("err = %v, want it to wrap the last error and ErrDeadline", err)
+				}
+				if hint, _ := RetryAfter(err); hint != tc.wantHint {
+					t.Errorf("hint %v, want %v", hint, tc.wantHint)
+				}
+			})
+		})
+	}
+}
+
+// Scenario 8: six callers cancel their own contexts mid-call and the breaker
+// stays closed; six calls that time out instead open it (the control row,
+// so the test can fail).
+func TestCallerCancellationDoesNotTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		callers  int
+		minCalls int
+		cancel   bool
+		want     breaker.State
+	}{
+		{"callers cancel", 6, 5, true, breaker.Closed},
+		{"calls time out", 6, 5, false, breaker.Open},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := mustGate(t, WithBreaker(breaker.Config{MinCalls: tc.minCalls}),
+					WithRetry(retry.Config{MaxAttempts: 1, AttemptTimeout: time.Second}))
+				var wg sync.WaitGroup
+				for range tc.callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						ctx, cancel := context.WithCancel(context.Background())
+						defer cancel()
+						if tc.cancel {
+							time.AfterFunc(50*time.Millisecond, cancel)
+						}
+						err := g.Guard(ctx, func(ctx context.Context) error {
+							<-ctx.Done()
+							return ctx.Err()
+						})
+						if err == nil {
+							t.Error("Guard returned nil")
+						}
+					}()
+				}
+				wg.Wait()
+				if s := g.Breaker().State(); s != tc.want {
+					t.Errorf("breaker %v, want %v (counts %+v)", s, tc.want, g.Breaker().Counts())
+				}
+				if n := g.Limiter().InFlight(); n != 0 {
+					t.Errorf("%d slots still held", n)
+				}
+			})
+		})
+	}
+}
+
+// Scenario 12: fn panics: the slot is released, the breaker records a
+// failure, and the panic reaches the caller.
+func TestPanicReleasesSlot(t *testing.T) {
+	g := mustGate(t)
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the panic value", r)
+			}
+		}()
+		_ = g.Guard(context.Background(), func(context.Context) error { panic("boom") })
+		t.Error("Guard returned instead of panicking")
+	}()
+	if n := g.Limiter().InFlight(); n != 0 {
+		t.Errorf("in-flight %d after panic, want 0", n)
+	}
+	if c := g.Breaker().Counts(); c.Failures != 1 || c.Calls != 1 {
+		t.Errorf("breaker counts %+v, want 1 call, 1 failure", c)
+	}
+}
+
+// Once the breaker opens, the retry loop stops at once: no further attempt
+// and no sleep; later calls are refused at once with the time until the
+// next probe as the hint.
+func TestOpenBreakerShortCircuitsRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := mustGate(t,
+			WithBreaker(breaker.Config{MinCalls: 1, OpenFor: 5 * time.Second}),
+			WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Second}))
+		attempts := 0
+		start := time.Now()
+		err := g.Guard(context.Background(), func(context.Context) error {
+			attempts++
+			time.Sleep(10 * time.Millisecond)
+			return retry.Transient(errUpstream)
+		})
+		if attempts != 1 || time.Since(start) != 10*time.Millisecond {
+			t.Errorf("%d attempts in %v, want 1 in 10ms", attempts, time.Since(start))
+		}
+		if !errors.Is(err, ErrOpen) || !errors.Is(err, errUpstream) {
+			t.Errorf("err = %v, want ErrOpen wrapping the last error", err)
+		}
+		if hint, _ := RetryAfter(err); hint != 5*time.Second {
+			t.Errorf("hint %v, want 5s", hint)
+		}
+		time.Sleep(2 * time.Second)
+		err = g.Guard(context.Background(), func(context.Context) error {
+			t.Error("fn called while the breaker is open")
+			return nil
+		})
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Reason != ErrOpen || fe.Hint != 3*time.Second || fe.Attempts != 0 {
+			t.Errorf("err = %#v, want ErrOpen with a 3s hint and no attempt", err)
+		}
+	})
+}
+
+// Shedding is immediate, returns ErrShed itself on the first attempt, and
+// does not count against the breaker.
+func TestShedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}),
+			WithBreaker(breaker.Config{MinCalls: 1}))
+		release := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = g.Guard(context.Background(), func(context.Context) error { <-release; return nil })
+		}()
+		synctest.Wait()
+		start := time.Now()
+		err := g.Guard(context.Background(), func(context.Context) error { return nil })
+		if err != ErrShed || time.Since(start) != 0 {
+			t.Errorf("err = %v after %v, want ErrShed at once", err, time.Since(start))
+		}
+		close(release)
+		<-done
+		if s := g.Breaker().State(); s != breaker.Closed {
+			t.Errorf("breaker %v after a shed, want closed", s)
+		}
+	})
+}
+
+// The retry budget keeps a 3-attempt policy from tripling the load on a
+// downstream that always fails: 1,000 calls make at most 1,000 + 20 + 100
+// attempts, not 3,000.
+func TestBudgetCapsAmplification(t *testing.T) {
+	for _, tc := range []struct {
+		calls, maxAttempts int
+		wantMax            int
+	}{
+		{calls: 1000, maxAttempts: 3, wantMax: 1000 + 20 + 100},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1e6}),
+				WithRetry(retry.Config{MaxAttempts: tc.maxAttempts, BaseDelay: time.Millisecond}))
+			attempts, exhausted := 0, 0
+			for range tc.calls {
+				err := g.Guard(context.Background(), func(context.Context) error {
+					attempts++
+					return retry.Transient(errUpstream)
+				})
+				if errors.Is(err, ErrBudgetExhausted) {
+					exhausted++
+				}
+			}
+			t.Logf("%d calls: %d attempts (%.2f per call), %d ended by the budget", tc.calls, attempts, float64(attempts)/float64(tc.calls), exhausted)
+			if attempts > tc.wantMax || attempts <= tc.calls {
+				t.Errorf("%d attempts, want in (%d, %d]", attempts, tc.calls, tc.wantMax)
+			}
+			if exhausted == 0 {
+				t.Error("no call was ended by the budget")
+			}
+		})
+	}
+}
+
+// Three nested gates around a failing downstream: only the innermost layer
+// retries, so one user call makes MaxAttempts attempts, not 3×3×3 = 27.
+func TestNestedGatesDoNotMultiplyRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var downstream atomic.Int64
+		inner := mustGate(t)
+		mid := mustGate(t)
+		outer := mustGate(t)
+		err := outer.Guard(context.Background(), func(ctx context.Context) error {
+			return mid.Guard(ctx, func(ctx context.Context) error {
+				return inner.Guard(ctx, func(ctx context.Context) error {
+					downstream.Add(1)
+					return retry.Overload(errUpstream, 0)
+				})
+			})
+		})
+		if got := downstream.Load(); got != 3 {
+			t.Errorf("%d downstream attempts for one user call, want 3", got)
+		}
+		if !errors.Is(err, errUpstream) {
+			t.Errorf("err = %v, want it to wrap the downstream's error", err)
+		}
+	})
+}
+
+// A non-idempotent call is not retried unless it carries an idempotency key.
+func TestNonIdempotent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  func() context.Context
+		want int
+	}{
+		{"plain", context.Background, 3},
+		{"non-idempotent", func() context.Context { return retry.NonIdempotent(context.Background()) }, 1},
+		{"non-idempotent with key", func() context.Context {
+			return retry.WithIdempotencyKey(retry.NonIdempotent(context.Background()), "order-42")
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := mustGate(t)
+				n := 0
+				_ = g.Guard(tc.ctx(), func(context.Context) error { n++; return retry.Transient(errUpstream) })
+				if n != tc.want {
+					t.Errorf("%d attempts, want %d", n, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// The attempt context gets what is left of the overall deadline, never a
+// fresh timeout.
+func TestAttemptGetsTimeLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := mustGate(t, WithRetry(retry.Config{Timeout: 3 * time.Second, AttemptTimeout: 2 * time.Second,
+			BaseDelay: 100 * time.Millisecond, Rand: func(k int64) int64 { return k - 1 }}))
+		var got []time.Duration
+		start := time.Now()
+		_ = g.Guard(context.Background(), func(ctx context.Context) error {
+			d, _ := ctx.Deadline()
+			got = append(got, d.Sub(time.Now()))
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		// Attempt 1: 2 s (AttemptTimeout); waits 100 ms; attempt 2: the 900 ms left.
+		want := []time.Duration{2 * time.Second, 900 * time.Millisecond}
+		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("attempt budgets %v, want %v", got, want)
+		}
+		if took := time.Since(start); took != 3*time.Second {
+			t.Errorf("call took %v, want the 3 s deadline", took)
+		}
+	})
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"", nil, "name must not be empty"},
+		{"g", []Option{nil}, "option 0 is nil"},
+		{"g", []Option{WithLimiter(adaptive.Config{MinLimit: -1})}, `gate "g": adaptive: MinLimit must be in [1, 1048576], got -1`},
+		{"g", []Option{WithBreaker(breaker.Config{FailureRatio: 2})}, "breaker: FailureRatio must be in (0, 1], got 2"},
+		{"g", []Option{WithRetry(retry.Config{MaxAttempts: 0, BaseDelay: -1})}, "retry: BaseDelay must be in [1ms"},
+	} {
+		_, err := New(tc.name, tc.opts...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%q) = %v, want error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	err := &Error{Gate: "quotes", Reason: ErrDeadline, Last: errUpstream, Attempts: 2, Hint: time.Hour}
+	want := `floodgate: gate "quotes": deadline would pass before the next attempt after 2 attempts (retry after 1h0m0s): upstream says no`
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err.Error(), want)
+	}
+}
