@@ -93,7 +93,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		if attempt == 0 {
 			deadline, hasDeadline = g.retry.Deadline(ctx, start)
 		}
-		err, class, end := g.attempt(ctx, fn, permit, start, deadline, hasDeadline)
+		class, end, err := g.attempt(ctx, fn, permit, start, deadline, hasDeadline)
 		if class == retry.ClassSuccess {
 			return err
 		}
@@ -122,7 +122,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 // attempt runs fn once inside a limiter slot and a breaker permit, and
 // reports the outcome to both, even if fn panics.
 func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, permit breaker.Permit,
-	start, deadline time.Time, hasDeadline bool) (err error, class retry.Class, end time.Time) {
+	start, deadline time.Time, hasDeadline bool) (class retry.Class, end time.Time, err error) {
 	actx := ctx
 	if d, ok := g.retry.AttemptDeadline(start, deadline, hasDeadline); ok {
 		if cd, cok := ctx.Deadline(); !cok || d.Before(cd) {
@@ -149,7 +149,7 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	end = start.Add(rtt)
 	g.limiter.Release(start, rtt, limiterOutcome[class])
 	g.breaker.Done(permit, breakerOutcome[class], rtt, end)
-	return err, class, end
+	return class, end, err
 }
 
 var limiterOutcome = [...]adaptive.Outcome{

@@ -314,7 +314,7 @@ func TestAttemptGetsTimeLeft(t *testing.T) {
 		start := time.Now()
 		_ = g.Guard(context.Background(), func(ctx context.Context) error {
 			d, _ := ctx.Deadline()
-			got = append(got, d.Sub(time.Now()))
+			got = append(got, time.Until(d))
 			<-ctx.Done()
 			return ctx.Err()
 		})

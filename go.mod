@@ -1,8 +1,8 @@
 module github.com/floodgate-go/floodgate
 
-go 1.26.8
+go 1.26
 
 require (
-	github.com/sony/gobreaker/v2 v2.4.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	github.com/sony/gobreaker/v2 v2.4.0
+	go.uber.org/goleak v1.3.0
 )

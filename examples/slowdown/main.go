@@ -16,6 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"sync"
@@ -81,12 +82,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(o); err != nil {
+	if err := run(o, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(o options) error {
+func run(o options, w io.Writer) error {
 	start := time.Now()
 	latency := func() time.Duration {
 		if t := time.Since(start); t >= o.slowAt && t < o.healAt {
@@ -119,7 +120,9 @@ func run(o options) error {
 		return err
 	}
 	nv := &naive{client: newHTTPClient(o.pool), url: dNaive.url, timeout: o.attemptTimeout, backoff: o.backoff}
+	defer nv.client.CloseIdleConnections()
 	gd := &guarded{gate: gate, client: newHTTPClient(o.pool), url: dGuard.url}
+	defer gd.client.CloseIdleConnections()
 
 	seconds := int(o.runFor / time.Second)
 	recN, recG := newRecord(seconds), newRecord(seconds)
@@ -137,9 +140,9 @@ func run(o options) error {
 		}()
 	}
 
-	fmt.Printf("slowdown: %d calls/s; downstream %v, %v from %v to %v; pool %d; attempt timeout %v; floodgate deadline %v\n",
+	fmt.Fprintf(w, "slowdown: %d calls/s; downstream %v, %v from %v to %v; pool %d; attempt timeout %v; floodgate deadline %v\n",
 		o.rate, o.fast, o.slow, o.slowAt, o.healAt, o.pool, o.attemptTimeout, o.deadline)
-	fmt.Printf("%4s %-6s | %-68s | %s\n", "t", "phase", "floodgate: ok shed fail in-flight(down) limit breaker budget p99", "naive: ok fail in-flight(user/down) p99")
+	fmt.Fprintf(w, "%4s %-6s | %-68s | %s\n", "t", "phase", "floodgate: ok shed fail in-flight(down) limit breaker budget p99", "naive: ok fail in-flight(user/down) p99")
 	every := time.Second / time.Duration(o.rate)
 	next := start
 	lastPrinted := 0
@@ -149,7 +152,7 @@ func run(o options) error {
 		offer(recG, gd.call, sec)
 		if done := int(time.Since(start) / time.Second); done > lastPrinted {
 			for ; lastPrinted < done; lastPrinted++ {
-				printSecond(o, lastPrinted, recG, recN, gate, dGuard, dNaive, transitions)
+				printSecond(w, o, lastPrinted, recG, recN, gate, dGuard, dNaive, transitions)
 			}
 		}
 		next = next.Add(every)
@@ -163,8 +166,8 @@ func run(o options) error {
 		cancel() // calls still in progress at the end are cancelled and count as failed
 		<-waited
 	}
-	printSecond(o, lastPrinted, recG, recN, gate, dGuard, dNaive, transitions)
-	report(o, recN, recG, dNaive, dGuard, seconds)
+	printSecond(w, o, lastPrinted, recG, recN, gate, dGuard, dNaive, transitions)
+	report(w, o, recN, recG, dNaive, dGuard, seconds)
 	return nil
 }
 
@@ -183,24 +186,24 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%dms", d.Milliseconds())
 }
 
-func printSecond(o options, s int, recG, recN *record, g *floodgate.Gate, dG, dN *downstream, transitions chan string) {
+func printSecond(w io.Writer, o options, s int, recG, recN *record, g *floodgate.Gate, dG, dN *downstream, transitions chan string) {
 	tg, _ := recG.second(s)
 	tn, userN := recN.second(s)
 	st := g.Stats()
-	fmt.Printf("%3ds %-6s | ok %3d shed %3d fail %3d in-flight %3d limit %3d %-9s budget %4.1f p99 %6s | ok %3d fail %3d in-flight %4d/%3d p99 %6s\n",
+	fmt.Fprintf(w, "%3ds %-6s | ok %3d shed %3d fail %3d in-flight %3d limit %3d %-9s budget %4.1f p99 %6s | ok %3d fail %3d in-flight %4d/%3d p99 %6s\n",
 		s, phase(o, s), tg.ok, tg.refused, tg.failed, dG.inFlight.Load(), st.Limit, st.Breaker, st.BudgetTokens, ms(quantile(tg.okLat, 0.99)),
 		tn.ok, tn.failed+tn.refused, userN, dN.inFlight.Load(), ms(quantile(tn.okLat, 0.99)))
 	for {
 		select {
 		case m := <-transitions:
-			fmt.Printf("     breaker %s\n", m)
+			fmt.Fprintf(w, "     breaker %s\n", m)
 		default:
 			return
 		}
 	}
 }
 
-func report(o options, recN, recG *record, dN, dG *downstream, seconds int) {
+func report(w io.Writer, o options, recN, recG *record, dN, dG *downstream, seconds int) {
 	type row struct {
 		name         string
 		naive, guard string
@@ -238,9 +241,9 @@ func report(o options, recN, recG *record, dN, dG *downstream, seconds int) {
 		{"slowdown onset -> load shed", secs(recN.firstRefusal(o.slowAt)), secs(recG.firstRefusal(o.slowAt))},
 		{"recovery -> full throughput", recov(recN), recov(recG)},
 	}
-	fmt.Printf("\n%-36s %18s %18s\n", "", "naive", "floodgate")
+	fmt.Fprintf(w, "\n%-36s %18s %18s\n", "", "naive", "floodgate")
 	for _, r := range rows {
-		fmt.Printf("%-36s %18s %18s\n", r.name, r.naive, r.guard)
+		fmt.Fprintf(w, "%-36s %18s %18s\n", r.name, r.naive, r.guard)
 	}
-	fmt.Println("\nfull throughput: every second from then on had at least 95% of its offered calls succeed.")
+	fmt.Fprintln(w, "\nfull throughput: every second from then on had at least 95% of its offered calls succeed.")
 }
