@@ -47,8 +47,8 @@ type HybridConfig struct {
 //     time constant instead of Gradient2's 600-window average with its
 //     catch-up decay, so a 20× step stays "congested" for about an hour;
 //     and windows with drops never move it up;
-//   - recovery is multiplicative, like TCP slow start: from 1 to 20 in 8
-//     binding windows instead of AIMD's 19.
+//   - recovery is multiplicative, like TCP slow start: from 1 to 22 in 7
+//     binding windows (2, 3, 4, 6, 10, 15, 22) instead of AIMD's 19 to 20.
 type Hybrid struct {
 	tolerance, backoff, growth float64
 	rise                       float64 // ns
