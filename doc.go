@@ -39,7 +39,7 @@
 //
 // Guard returns nil, fn's own error (when it was not retried), [ErrShed], or
 // an [*Error] that wraps a reason ([ErrOpen], [ErrBudgetExhausted],
-// [ErrDeadline], [ErrShed], a context error) and the last attempt's error.
+// [ErrDeadline], [ErrWaitTooLong], [ErrShed], a context error) and the last attempt's error.
 // [RetryAfter] reads the retry-after hint from any of them. Mark errors with
 // [retry.Permanent], [retry.Transient] and [retry.Overload] so that Guard
 // knows which to retry.

@@ -29,6 +29,9 @@ var (
 	// server's retry-after hint) would end at or past the call's deadline;
 	// the call ended at once instead of sleeping.
 	ErrDeadline = retry.ErrDeadline
+	// ErrWaitTooLong: the server's retry-after hint is longer than the retry
+	// policy's MaxDelay; the call ended at once with the hint.
+	ErrWaitTooLong = retry.ErrWaitTooLong
 )
 
 // Error is the error Guard returns when it ended a call for a reason of its
@@ -40,8 +43,8 @@ var (
 type Error struct {
 	// Gate is the name of the gate.
 	Gate string
-	// Reason is ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline or the
-	// context's error; nil when attempts were used up or the last error is
+	// Reason is ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline,
+	// ErrWaitTooLong or the context's error; nil when attempts were used up or the last error is
 	// not retried.
 	Reason error
 	// Last is the last attempt's error; nil when no attempt reached the

@@ -59,18 +59,23 @@ func New(name string, opts ...Option) (*Gate, error) {
 //
 // It returns nil when an attempt succeeds. Otherwise:
 //   - [ErrShed] itself when the first attempt was shed by the limiter;
+//   - an error, without calling anything, when fn is nil;
 //   - fn's error unchanged when the first attempt's error is not retried
 //     (permanent, unknown, the caller cancelled) or MaxAttempts is 1;
 //   - an [*Error] in every other case: the breaker was open ([ErrOpen],
 //     with the time until the next probe as its hint), the budget was
 //     empty ([ErrBudgetExhausted]), the next wait would outlast the
 //     deadline ([ErrDeadline], at once, with the server's hint), the
+//     server's hint was longer than MaxDelay ([ErrWaitTooLong]), the
 //     context ended during a wait, a later attempt was shed, or the
 //     attempts were used up. It wraps the last attempt's error.
 //
-// If fn panics, its slot is released, the breaker records a failure, and
+// ctx must not be nil. If fn panics, its slot is released, the breaker records a failure, and
 // the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
+	if fn == nil {
+		return errNilFunc
+	}
 	g.budget.Deposit()
 	var (
 		last        error
@@ -143,6 +148,9 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	panicked = false
 	rtt := time.Since(start)
 	class = g.retry.Classify(err)
+	if class > retry.ClassCanceled {
+		class = retry.ClassFailure // a custom classifier's unknown class
+	}
 	if class != retry.ClassSuccess && ctx.Err() == context.Canceled {
 		class = retry.ClassCanceled // the caller gave up: says nothing about the downstream
 	}
@@ -169,6 +177,8 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassOverload:  breaker.Failure,
 	retry.ClassCanceled:  breaker.Ignore,
 }
+
+var errNilFunc = errors.New("floodgate: Guard called with a nil fn")
 
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -355,3 +355,25 @@ func TestErrorMessage(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", err.Error(), want)
 	}
 }
+
+// Misuse that must not panic: a nil fn, and a custom classifier returning a
+// class floodgate does not know (treated as a non-retried failure).
+func TestMisuse(t *testing.T) {
+	g := mustGate(t, WithRetry(retry.Config{Classify: func(err error) retry.Class {
+		if err == nil {
+			return retry.ClassSuccess
+		}
+		return retry.Class(200)
+	}}))
+	if err := g.Guard(context.Background(), nil); err == nil {
+		t.Error("Guard(nil fn) returned nil")
+	}
+	n := 0
+	err := g.Guard(context.Background(), func(context.Context) error { n++; return errUpstream })
+	if err != errUpstream || n != 1 {
+		t.Errorf("unknown class: err=%v after %d attempts, want the error after 1", err, n)
+	}
+	if c := g.Breaker().Counts(); c.Failures != 1 {
+		t.Errorf("breaker counts %+v, want the unknown class counted as a failure", c)
+	}
+}

@@ -20,7 +20,8 @@
 //     the error carries a server's Retry-After hint, the wait is at least
 //     the hint. If the wait would end at or past the call's deadline, the
 //     call ends at once with [ErrDeadline] and the hint, so that the caller
-//     can hand the work to a background job instead of sleeping.
+//     can hand the work to a background job instead of sleeping; so does a
+//     hint longer than MaxDelay, with [ErrWaitTooLong].
 //  5. The retry is paid from the [Budget]: each original call deposits 0.1
 //     token, each retry withdraws 1, at most 20 tokens are kept. With the
 //     budget empty the call ends with [ErrBudgetExhausted]: during an

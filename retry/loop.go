@@ -15,6 +15,10 @@ var (
 	// server's retry-after hint) would end at or past the call's deadline,
 	// so the call ended at once instead of sleeping.
 	ErrDeadline = errors.New("floodgate: deadline would pass before the next attempt")
+	// ErrWaitTooLong: the server's retry-after hint is longer than
+	// MaxDelay, the longest the loop ever sleeps, so the call ended at once
+	// with the hint instead of sleeping (hand the work to a background job).
+	ErrWaitTooLong = errors.New("floodgate: retry-after hint longer than MaxDelay")
 )
 
 // Config configures a [Policy]. Every field's zero value selects the default
@@ -29,7 +33,10 @@ type Config struct {
 	// [1 ms, MaxDelay].
 	BaseDelay time.Duration
 
-	// MaxDelay caps the backoff. Default 10 s; range [BaseDelay, 1 h].
+	// MaxDelay caps the backoff, and is the longest the loop ever sleeps: a
+	// server's retry-after hint above it ends the call at once with
+	// ErrWaitTooLong. Default 10 s (or BaseDelay if larger); range
+	// [1 ms, 1 h], and at least BaseDelay.
 	MaxDelay time.Duration
 
 	// AttemptTimeout bounds each attempt: it gets min(AttemptTimeout, time
@@ -87,10 +94,10 @@ func New(cfg Config) (*Policy, error) {
 	switch {
 	case cfg.MaxAttempts < 1 || cfg.MaxAttempts > 100:
 		return nil, fmt.Errorf("retry: MaxAttempts must be in [1, 100], got %d", cfg.MaxAttempts)
+	case cfg.MaxDelay < time.Millisecond || cfg.MaxDelay > time.Hour:
+		return nil, fmt.Errorf("retry: MaxDelay must be in [1ms, 1h], got %v", cfg.MaxDelay)
 	case cfg.BaseDelay < time.Millisecond || cfg.BaseDelay > cfg.MaxDelay:
 		return nil, fmt.Errorf("retry: BaseDelay must be in [1ms, MaxDelay=%v], got %v", cfg.MaxDelay, cfg.BaseDelay)
-	case cfg.MaxDelay > time.Hour:
-		return nil, fmt.Errorf("retry: MaxDelay must be in [BaseDelay=%v, 1h], got %v", cfg.BaseDelay, cfg.MaxDelay)
 	case cfg.AttemptTimeout != 0 && (cfg.AttemptTimeout < time.Millisecond || cfg.AttemptTimeout > time.Hour):
 		return nil, fmt.Errorf("retry: AttemptTimeout must be 0 or in [1ms, 1h], got %v", cfg.AttemptTimeout)
 	case cfg.Timeout != 0 && (cfg.Timeout < time.Millisecond || cfg.Timeout > 24*time.Hour):
@@ -146,8 +153,8 @@ type Decision struct {
 	Retry bool
 	// Wait is the time to sleep before the next attempt.
 	Wait time.Duration
-	// Stop is ErrBudgetExhausted, ErrDeadline or the blocked error given to
-	// Decide when one of them ended the call; nil when the error is not
+	// Stop is ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong or the
+	// blocked error given to Decide when one of them ended the call; nil when the error is not
 	// retried or attempts are used up.
 	Stop error
 	// Hint is the server's retry-after hint carried by the error, 0 if none.
@@ -172,6 +179,9 @@ func (p *Policy) Decide(ctx context.Context, attempt int, err error, c Class, en
 	wait := max(Backoff(attempt, p.cfg.BaseDelay, p.cfg.MaxDelay, p.cfg.Rand), hint)
 	if hasDeadline && !end.Add(wait).Before(deadline) {
 		return Decision{Stop: ErrDeadline, Hint: hint}
+	}
+	if hint > p.cfg.MaxDelay {
+		return Decision{Stop: ErrWaitTooLong, Hint: hint}
 	}
 	if !p.cfg.Budget.Withdraw() {
 		return Decision{Stop: ErrBudgetExhausted, Hint: hint}

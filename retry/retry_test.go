@@ -212,6 +212,8 @@ func TestDecide(t *testing.T) {
 			end: 100 * time.Millisecond, deadline: 5 * time.Second, tokens: 20, wantStop: ErrDeadline},
 		{name: "hint within deadline is waited", err: Overload(errors.New("429"), 2*time.Second), end: 100 * time.Millisecond,
 			deadline: 5 * time.Second, tokens: 20, wantRetry: true, wantWait: 2 * time.Second, wantHint: 2 * time.Second},
+		{name: "hint longer than MaxDelay, no deadline", err: Overload(errors.New("429"), time.Duration(1<<63-1)),
+			tokens: 20, wantStop: ErrWaitTooLong, wantHint: time.Duration(1<<63 - 1)},
 		{name: "budget exhausted", err: Transient(errors.New("reset")), tokens: 0.9, wantStop: ErrBudgetExhausted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,7 +274,8 @@ func TestConfigErrors(t *testing.T) {
 		{Config{MaxAttempts: 101}, "MaxAttempts must be in [1, 100]"},
 		{Config{BaseDelay: time.Microsecond}, "BaseDelay must be in [1ms, MaxDelay"},
 		{Config{BaseDelay: time.Second, MaxDelay: 100 * time.Millisecond}, "BaseDelay must be in [1ms, MaxDelay=100ms]"},
-		{Config{MaxDelay: 2 * time.Hour}, "MaxDelay must be in"},
+		{Config{MaxDelay: 2 * time.Hour}, "MaxDelay must be in [1ms, 1h], got 2h0m0s"},
+		{Config{MaxDelay: 500 * time.Microsecond}, "MaxDelay must be in [1ms, 1h], got 500µs"},
 		{Config{AttemptTimeout: -time.Second}, "AttemptTimeout must be 0 or in [1ms, 1h]"},
 		{Config{Timeout: 25 * time.Hour}, "Timeout must be 0 or in [1ms, 24h]"},
 	} {
