@@ -71,6 +71,16 @@ func (r *record) second(s int) (tally, int) {
 	return r.byEnd[s], r.inFlight
 }
 
+// offered returns the calls offered in second s.
+func (r *record) offered(s int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s >= len(r.byStart) {
+		return 0
+	}
+	return r.byStart[s].offered
+}
+
 // quantile returns the q-quantile (0..1) of ds, or -1 if ds is empty.
 func quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
