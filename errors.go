@@ -29,6 +29,9 @@ var (
 	// server's retry-after hint) would end at or past the call's deadline;
 	// the call ended at once instead of sleeping.
 	ErrDeadline = retry.ErrDeadline
+	// ErrAttemptsExhausted: the last attempt's error would have been
+	// retried, but MaxAttempts attempts were made.
+	ErrAttemptsExhausted = retry.ErrAttemptsExhausted
 	// ErrWaitTooLong: the server's retry-after hint is longer than the retry
 	// policy's MaxDelay; the call ended at once with the hint.
 	ErrWaitTooLong = retry.ErrWaitTooLong
@@ -43,9 +46,9 @@ var (
 type Error struct {
 	// Gate is the name of the gate.
 	Gate string
-	// Reason is ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline,
-	// ErrWaitTooLong or the context's error; nil when attempts were used up or the last error is
-	// not retried.
+	// Reason is ErrShed, ErrOpen, ErrAttemptsExhausted,
+	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong or the context's
+	// error; nil when the last attempt's error is not retried.
 	Reason error
 	// Last is the last attempt's error; nil when no attempt reached the
 	// downstream.
@@ -67,9 +70,11 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(strings.TrimPrefix(e.Reason.Error(), "floodgate: "))
 	}
-	fmt.Fprintf(&b, " after %d attempt", e.Attempts)
-	if e.Attempts != 1 {
-		b.WriteByte('s')
+	if e.Attempts > 0 {
+		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+		if e.Attempts != 1 {
+			b.WriteByte('s')
+		}
 	}
 	if e.Hint > 0 {
 		fmt.Fprintf(&b, " (retry after %v)", e.Hint)

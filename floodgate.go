@@ -68,7 +68,8 @@ func New(name string, opts ...Option) (*Gate, error) {
 //     deadline ([ErrDeadline], at once, with the server's hint), the
 //     server's hint was longer than MaxDelay ([ErrWaitTooLong]), the
 //     context ended during a wait, a later attempt was shed, or the
-//     attempts were used up. It wraps the last attempt's error.
+//     attempts were used up ([ErrAttemptsExhausted]). It wraps the last
+//     attempt's error.
 //
 // ctx must not be nil. If fn panics, its slot is released, the breaker records a failure, and
 // the panic goes on to the caller.

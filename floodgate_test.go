@@ -350,7 +350,12 @@ func TestNewErrors(t *testing.T) {
 
 func TestErrorMessage(t *testing.T) {
 	err := &Error{Gate: "quotes", Reason: ErrDeadline, Last: errUpstream, Attempts: 2, Hint: time.Hour}
-	want := `floodgate: gate "quotes": deadline would pass before the next attempt after 2 attempts (retry after 1h0m0s): upstream says no`
+	want := `floodgate: gate "quotes": deadline reached or would pass before the next attempt after 2 attempts (retry after 1h0m0s): upstream says no`
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err.Error(), want)
+	}
+	err = &Error{Gate: "quotes", Reason: ErrOpen, Hint: 5 * time.Second}
+	want = `floodgate: gate "quotes": circuit breaker open (retry after 5s)`
 	if err.Error() != want {
 		t.Errorf("got  %s\nwant %s", err.Error(), want)
 	}

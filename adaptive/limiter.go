@@ -22,7 +22,8 @@ const (
 	// RESOURCE_EXHAUSTED): a congestion signal whatever the RTT.
 	Drop
 	// Ignore: the call says nothing about the downstream's load (the caller
-	// cancelled, a permanent error); only the slot is given back.
+	// cancelled; a permanent, transient or unknown error, whose RTT is not a
+	// latency sample); only the slot is given back.
 	Ignore
 )
 

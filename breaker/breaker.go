@@ -8,8 +8,9 @@
 // the breaker opens when failed calls reach FailureRatio of them, or when
 // slow calls (those lasting SlowCall or more, failed or not) reach SlowRatio:
 // a downstream that got slow without failing trips it too. Ignored calls
-// (the caller cancelled, the limiter shed the call, a permanent error such
-// as a 404 is reported as a success) do not count.
+// (the caller cancelled, the limiter shed the call) do not count; a
+// permanent error such as a 404 is reported as a success (the downstream
+// answered).
 //
 // Open, [Breaker.Allow] refuses every call at once with [ErrOpen] for
 // OpenFor; [Breaker.RetryIn] says how long is left. Then the breaker is

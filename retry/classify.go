@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"errors"
+	"io"
+	"syscall"
 	"time"
 )
 
@@ -106,6 +108,8 @@ func mark(err error, c Class, after time.Duration) error {
 //   - context.Canceled: ClassCanceled;
 //   - context.DeadlineExceeded, or an error with Timeout() true (net.Error):
 //     ClassOverload;
+//   - connection refused or reset, or an unexpected EOF (the connection
+//     broke mid-answer): ClassTransient;
 //   - anything else: ClassFailure (not retried).
 func Classify(err error) Class {
 	if err == nil {
@@ -122,12 +126,15 @@ func Classify(err error) Class {
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout() {
 		return ClassOverload
 	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ClassTransient
+	}
 	return ClassFailure
 }
 
 // Hint returns the retry-after hint of the first error in err's chain that
-// implements [Hinted] with a hint > 0.
-func Hint(err error) (time.Duration, bool) {
+// implements [Hinted] with a hint > 0; ok is false when there is none.
+func Hint(err error) (d time.Duration, ok bool) {
 	for err != nil {
 		if h, ok := err.(Hinted); ok && h.RetryAfter() > 0 {
 			return h.RetryAfter(), true

@@ -9,7 +9,8 @@
 // [Policy] decides ([Policy.Decide]), in this order:
 //
 //  1. Only transient failures are retried: timeouts, overload answers
-//     ([Overload], e.g. HTTP 503 or 429) and errors marked [Transient].
+//     ([Overload], e.g. HTTP 503 or 429), refused or reset connections and
+//     errors marked [Transient].
 //     [Permanent] errors, the caller's cancellation and unknown errors are
 //     returned as they are. Classify replaces this rule.
 //  2. A call marked [NonIdempotent] is never retried unless it carries an

@@ -14,7 +14,11 @@ var (
 	// ErrDeadline: the wait before the next attempt (backoff or the
 	// server's retry-after hint) would end at or past the call's deadline,
 	// so the call ended at once instead of sleeping.
-	ErrDeadline = errors.New("floodgate: deadline would pass before the next attempt")
+	// It is also the reason when an attempt ran into the deadline itself.
+	ErrDeadline = errors.New("floodgate: deadline reached or would pass before the next attempt")
+	// ErrAttemptsExhausted: the last attempt's error would have been
+	// retried, but MaxAttempts (> 1) attempts were made.
+	ErrAttemptsExhausted = errors.New("floodgate: retry attempts exhausted")
 	// ErrWaitTooLong: the server's retry-after hint is longer than
 	// MaxDelay, the longest the loop ever sleeps, so the call ended at once
 	// with the hint instead of sleeping (hand the work to a background job).
@@ -153,9 +157,10 @@ type Decision struct {
 	Retry bool
 	// Wait is the time to sleep before the next attempt.
 	Wait time.Duration
-	// Stop is ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong or the
-	// blocked error given to Decide when one of them ended the call; nil when the error is not
-	// retried or attempts are used up.
+	// Stop is ErrAttemptsExhausted, ErrBudgetExhausted, ErrDeadline,
+	// ErrWaitTooLong or the blocked error given to Decide when one of them
+	// ended the call; nil when the error is not retried (or MaxAttempts
+	// is 1).
 	Stop error
 	// Hint is the server's retry-after hint carried by the error, 0 if none.
 	Hint time.Duration
@@ -170,8 +175,14 @@ type Decision struct {
 // the budget.
 func (p *Policy) Decide(ctx context.Context, attempt int, err error, c Class, end, deadline time.Time, hasDeadline bool, blocked error) Decision {
 	hint, _ := Hint(err)
-	if !c.Retryable() || attempt+1 >= p.cfg.MaxAttempts || !mayRetry(ctx) {
+	if !c.Retryable() || !mayRetry(ctx) {
 		return Decision{Hint: hint}
+	}
+	if attempt+1 >= p.cfg.MaxAttempts {
+		if p.cfg.MaxAttempts == 1 {
+			return Decision{Hint: hint} // retries are off: the error is returned as it is
+		}
+		return Decision{Stop: ErrAttemptsExhausted, Hint: hint}
 	}
 	if blocked != nil {
 		return Decision{Stop: blocked, Hint: hint}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,6 +153,9 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("get: %w", context.DeadlineExceeded), ClassOverload},
 		{&net.OpError{Op: "read", Err: timeoutErr{}}, ClassOverload},
 		{Permanent(context.DeadlineExceeded), ClassPermanent},
+		{&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, ClassTransient},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), ClassTransient},
+		{io.ErrUnexpectedEOF, ClassTransient},
 	} {
 		if got := Classify(tc.err); got != tc.want {
 			t.Errorf("Classify(%v) = %v, want %v", tc.err, got, tc.want)
@@ -198,7 +204,8 @@ func TestDecide(t *testing.T) {
 			wantRetry: true, wantWait: 200 * time.Millisecond},
 		{name: "permanent not retried", err: Permanent(errors.New("404")), tokens: 20},
 		{name: "unknown error not retried", err: errors.New("?"), tokens: 20},
-		{name: "attempts used up", attempt: 2, err: Transient(errors.New("reset")), tokens: 20},
+		{name: "attempts used up", attempt: 2, err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrAttemptsExhausted},
+		{name: "retries off", cfg: Config{MaxAttempts: 1}, err: Transient(errors.New("reset")), tokens: 20},
 		{name: "non-idempotent not retried", ctx: NonIdempotent(context.Background()),
 			err: Transient(errors.New("reset")), tokens: 20},
 		{name: "non-idempotent with key retried", ctx: WithIdempotencyKey(NonIdempotent(context.Background()), "k1"),

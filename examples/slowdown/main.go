@@ -142,7 +142,9 @@ func run(o options, w io.Writer) error {
 
 	fmt.Fprintf(w, "slowdown: %d calls/s; downstream %v, %v from %v to %v; pool %d; attempt timeout %v; floodgate deadline %v\n",
 		o.rate, o.fast, o.slow, o.slowAt, o.healAt, o.pool, o.attemptTimeout, o.deadline)
-	fmt.Fprintf(w, "%4s %-5s %7s | %-68s | %s\n", "t", "phase", "offered", "floodgate: ok shed fail in-flight(down) limit breaker budget p99", "naive: ok fail in-flight(user/down) p99")
+	fmt.Fprintf(w, "%4s %-5s %7s | %-68s | %s\n", "t", "phase", "offered", "floodgate: ok refused fail in-flight(down) limit breaker budget p99", "naive: ok fail in-flight(user/down) p99")
+	fmt.Fprintln(w, "     refused = shed by the limiter or refused by the open breaker, at once; in-flight(down) = requests the downstream is")
+	fmt.Fprintln(w, "     working on, including those whose client gave up (it finishes them anyway); user = naive user calls in progress")
 	every := time.Second / time.Duration(o.rate)
 	next := start
 	lastPrinted := 0
@@ -190,7 +192,7 @@ func printSecond(w io.Writer, o options, s int, recG, recN *record, g *floodgate
 	tg, _ := recG.second(s)
 	tn, userN := recN.second(s)
 	st := g.Stats()
-	fmt.Fprintf(w, "%3ds %-5s %7d | ok %3d shed %3d fail %3d in-flight %3d limit %3d %-9s budget %4.1f p99 %6s | ok %3d fail %3d in-flight %4d/%3d p99 %6s\n",
+	fmt.Fprintf(w, "%3ds %-5s %7d | ok %3d refused %3d fail %3d in-flight %3d limit %3d %-9s budget %4.1f p99 %6s | ok %3d fail %3d in-flight %4d/%3d p99 %6s\n",
 		s, phase(o, s), recG.offered(s), tg.ok, tg.refused, tg.failed, dG.inFlight.Load(), st.Limit, st.Breaker, st.BudgetTokens, ms(quantile(tg.okLat, 0.99)),
 		tn.ok, tn.failed+tn.refused, userN, dN.inFlight.Load(), ms(quantile(tn.okLat, 0.99)))
 	for {
