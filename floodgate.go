@@ -59,7 +59,7 @@ func New(name string, opts ...Option) (*Gate, error) {
 //
 // It returns nil when an attempt succeeds. Otherwise:
 //   - [ErrShed] itself when the first attempt was shed by the limiter;
-//   - an error, without calling anything, when fn is nil;
+//   - an error, without calling anything, when ctx or fn is nil;
 //   - fn's error unchanged when the first attempt's error is not retried
 //     (permanent, unknown, the caller cancelled) or MaxAttempts is 1;
 //   - an [*Error] in every other case: the breaker was open ([ErrOpen],
@@ -71,11 +71,11 @@ func New(name string, opts ...Option) (*Gate, error) {
 //     attempts were used up ([ErrAttemptsExhausted]). It wraps the last
 //     attempt's error.
 //
-// ctx must not be nil. If fn panics, its slot is released, the breaker records a failure, and
+// If fn (or a custom classifier) panics, its slot is released, the breaker records a failure, and
 // the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
-	if fn == nil {
-		return errNilFunc
+	if fn == nil || ctx == nil {
+		return errNilArg
 	}
 	g.budget.Deposit()
 	var (
@@ -98,6 +98,16 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		start := time.Now()
 		if attempt == 0 {
 			deadline, hasDeadline = g.retry.Deadline(ctx, start)
+		}
+		if hasDeadline && !start.Before(deadline) {
+			// The deadline passed before this attempt: not the downstream's doing.
+			g.limiter.Release(start, 0, adaptive.Ignore)
+			g.breaker.Done(permit, breaker.Ignore, 0, start)
+			reason := ctx.Err()
+			if reason == nil {
+				reason = ErrDeadline
+			}
+			return &Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt}
 		}
 		class, end, err := g.attempt(ctx, fn, permit, start, deadline, hasDeadline)
 		if class == retry.ClassSuccess {
@@ -137,16 +147,15 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 			defer cancel()
 		}
 	}
-	panicked := true
+	reported := false
 	defer func() {
-		if panicked {
+		if !reported { // fn or the classifier panicked
 			rtt := time.Since(start)
 			g.limiter.Release(start, rtt, adaptive.Ignore)
 			g.breaker.Done(permit, breaker.Failure, rtt, start.Add(rtt))
 		}
 	}()
 	err = fn(actx)
-	panicked = false
 	rtt := time.Since(start)
 	class = g.retry.Classify(err)
 	if class > retry.ClassCanceled {
@@ -156,6 +165,7 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 		class = retry.ClassCanceled // the caller gave up: says nothing about the downstream
 	}
 	end = start.Add(rtt)
+	reported = true
 	g.limiter.Release(start, rtt, limiterOutcome[class])
 	g.breaker.Done(permit, breakerOutcome[class], rtt, end)
 	return class, end, err
@@ -179,7 +189,7 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassCanceled:  breaker.Ignore,
 }
 
-var errNilFunc = errors.New("floodgate: Guard called with a nil fn")
+var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")
 
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -136,24 +136,61 @@ func TestCallerCancellationDoesNotTrip(t *testing.T) {
 	}
 }
 
-// Scenario 12: fn panics: the slot is released, the breaker records a
-// failure, and the panic reaches the caller.
+// Scenario 12: fn panics (or a custom classifier does): the slot is
+// released, the breaker records a failure, and the panic reaches the caller.
 func TestPanicReleasesSlot(t *testing.T) {
-	g := mustGate(t)
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Errorf("recovered %v, want the panic value", r)
+	for _, tc := range []struct {
+		name     string
+		classify func(error) retry.Class
+		fn       func(context.Context) error
+	}{
+		{"fn panics", nil, func(context.Context) error { panic("boom") }},
+		{"classifier panics", func(error) retry.Class { panic("boom") }, func(context.Context) error { return errUpstream }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustGate(t, WithRetry(retry.Config{Classify: tc.classify}))
+			func() {
+				defer func() {
+					if r := recover(); r != "boom" {
+						t.Errorf("recovered %v, want the panic value", r)
+					}
+				}()
+				_ = g.Guard(context.Background(), tc.fn)
+				t.Error("Guard returned instead of panicking")
+			}()
+			if n := g.Limiter().InFlight(); n != 0 {
+				t.Errorf("in-flight %d after panic, want 0", n)
 			}
-		}()
-		_ = g.Guard(context.Background(), func(context.Context) error { panic("boom") })
-		t.Error("Guard returned instead of panicking")
-	}()
-	if n := g.Limiter().InFlight(); n != 0 {
-		t.Errorf("in-flight %d after panic, want 0", n)
+			if c := g.Breaker().Counts(); c.Failures != 1 || c.Calls != 1 {
+				t.Errorf("breaker counts %+v, want 1 call, 1 failure", c)
+			}
+		})
 	}
-	if c := g.Breaker().Counts(); c.Failures != 1 || c.Calls != 1 {
-		t.Errorf("breaker counts %+v, want 1 call, 1 failure", c)
+}
+
+// A caller whose deadline has already passed gets an error at once; fn is
+// not called and the breaker does not count it against the downstream.
+func TestExpiredDeadlineNotCounted(t *testing.T) {
+	for _, tc := range []struct {
+		calls, minCalls int
+	}{
+		{calls: 30, minCalls: 20},
+	} {
+		g := mustGate(t, WithBreaker(breaker.Config{MinCalls: tc.minCalls}))
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		defer cancel()
+		for range tc.calls {
+			err := g.Guard(ctx, func(context.Context) error { t.Error("fn called after the deadline"); return nil })
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+			}
+		}
+		if s, c := g.Breaker().State(), g.Breaker().Counts(); s != breaker.Closed || c.Calls != 0 {
+			t.Errorf("breaker %v with %+v after %d expired calls, want closed and empty", s, c, tc.calls)
+		}
+		if n := g.Limiter().InFlight(); n != 0 {
+			t.Errorf("%d slots held", n)
+		}
 	}
 }
 
@@ -338,8 +375,8 @@ func TestNewErrors(t *testing.T) {
 		{"", nil, "name must not be empty"},
 		{"g", []Option{nil}, "option 0 is nil"},
 		{"g", []Option{WithLimiter(adaptive.Config{MinLimit: -1})}, `gate "g": adaptive: MinLimit must be in [1, 1048576], got -1`},
-		{"g", []Option{WithBreaker(breaker.Config{FailureRatio: 2})}, "breaker: FailureRatio must be in (0, 1], got 2"},
-		{"g", []Option{WithRetry(retry.Config{MaxAttempts: 0, BaseDelay: -1})}, "retry: BaseDelay must be in [1ms"},
+		{"g", []Option{WithBreaker(breaker.Config{FailureRatio: 2})}, "breaker: FailureRatio must be in [0.001, 1], got 2"},
+		{"g", []Option{WithRetry(retry.Config{MaxAttempts: 0, BaseDelay: -1})}, "retry: BaseDelay must be in [1ms, 1h], got -1ns"},
 	} {
 		_, err := New(tc.name, tc.opts...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -372,6 +409,10 @@ func TestMisuse(t *testing.T) {
 	}}))
 	if err := g.Guard(context.Background(), nil); err == nil {
 		t.Error("Guard(nil fn) returned nil")
+	}
+	//lint:ignore SA1012 a nil ctx is the misuse under test
+	if err := g.Guard(nil, func(context.Context) error { return nil }); err == nil {
+		t.Error("Guard(nil ctx) returned nil")
 	}
 	n := 0
 	err := g.Guard(context.Background(), func(context.Context) error { n++; return errUpstream })

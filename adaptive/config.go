@@ -23,7 +23,8 @@ type Config struct {
 	// [MinLimit, 1<<20].
 	MaxLimit int
 
-	// WindowMin is the shortest window. Default 250 ms; range [1 ms, WindowMax].
+	// WindowMin is the shortest window. Default 250 ms; range [1 ms, 1 min],
+	// and at most WindowMax.
 	WindowMin time.Duration
 
 	// WindowMax is the longest window: once a window is this old, the next
@@ -76,8 +77,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("adaptive: MaxLimit must be in [MinLimit=%d, %d], got %d", c.MinLimit, maxLimitCeiling, c.MaxLimit)
 	case c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit:
 		return c, fmt.Errorf("adaptive: InitialLimit must be in [MinLimit=%d, MaxLimit=%d], got %d", c.MinLimit, c.MaxLimit, c.InitialLimit)
-	case c.WindowMin < time.Millisecond:
-		return c, fmt.Errorf("adaptive: WindowMin must be in [1ms, WindowMax], got %v", c.WindowMin)
+	case c.WindowMin < time.Millisecond || c.WindowMin > time.Minute:
+		return c, fmt.Errorf("adaptive: WindowMin must be in [1ms, 1m], got %v", c.WindowMin)
 	case c.WindowMax < c.WindowMin || c.WindowMax > time.Minute:
 		return c, fmt.Errorf("adaptive: WindowMax must be in [WindowMin=%v, 1m], got %v", c.WindowMin, c.WindowMax)
 	case c.MinSamples < 1 || c.MinSamples > 1e6:

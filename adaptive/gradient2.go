@@ -18,7 +18,7 @@ type Gradient2Config struct {
 	// Default 600; range [1, 1e6].
 	LongWindow int
 	// QueueSize is added to the limit each window, allowing that many calls
-	// to queue at the downstream. Default 4; range [0, 1000].
+	// to queue at the downstream. Default 4; range [1, 1000].
 	QueueSize int
 }
 
@@ -69,8 +69,8 @@ func NewGradient2(cfg Gradient2Config) (*Gradient2, error) {
 		return nil, fmt.Errorf("adaptive: Gradient2 Tolerance must be in [1, 100], got %v", cfg.Tolerance)
 	case cfg.LongWindow < 1 || cfg.LongWindow > 1e6:
 		return nil, fmt.Errorf("adaptive: Gradient2 LongWindow must be in [1, 1000000], got %d", cfg.LongWindow)
-	case cfg.QueueSize < 0 || cfg.QueueSize > 1000:
-		return nil, fmt.Errorf("adaptive: Gradient2 QueueSize must be in [0, 1000], got %d", cfg.QueueSize)
+	case cfg.QueueSize < 1 || cfg.QueueSize > 1000:
+		return nil, fmt.Errorf("adaptive: Gradient2 QueueSize must be in [1, 1000], got %d", cfg.QueueSize)
 	}
 	return &Gradient2{smoothing: cfg.Smoothing, tolerance: cfg.Tolerance,
 		queue: float64(cfg.QueueSize), longWindow: cfg.LongWindow}, nil

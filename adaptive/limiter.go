@@ -74,7 +74,8 @@ func New(cfg Config) (*Limiter, error) {
 // Acquire asks for a slot. It returns true and counts the call in flight if
 // fewer than Limit calls are in flight; otherwise it returns false at once
 // (the call is shed; report [ErrShed]). It never blocks and never queues.
-// Every true must be paired with exactly one [Limiter.Release].
+// Every true must be paired with exactly one [Limiter.Release]; an unpaired
+// Release would let one call more than the limit in (it is not detected).
 func (l *Limiter) Acquire() bool {
 	for {
 		n := l.inFlight.Load()

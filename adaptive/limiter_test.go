@@ -1,6 +1,8 @@
 package adaptive
 
 import (
+	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -255,5 +257,33 @@ func TestSustainedSlowdownThenRecovery(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"MinLimit", func() error { _, err := New(Config{MinLimit: -1}); return err }, "MinLimit must be in [1, 1048576], got -1"},
+		{"MaxLimit", func() error { _, err := New(Config{MinLimit: 10, MaxLimit: 5}); return err }, "MaxLimit must be in [MinLimit=10, 1048576], got 5"},
+		{"InitialLimit", func() error { _, err := New(Config{InitialLimit: 5000}); return err }, "InitialLimit must be in [MinLimit=1, MaxLimit=1000], got 5000"},
+		{"WindowMin", func() error { _, err := New(Config{WindowMin: 2 * time.Minute}); return err }, "WindowMin must be in [1ms, 1m], got 2m0s"},
+		{"WindowMax", func() error { _, err := New(Config{WindowMin: time.Second, WindowMax: time.Millisecond}); return err }, "WindowMax must be in [WindowMin=1s, 1m], got 1ms"},
+		{"MinSamples", func() error { _, err := New(Config{MinSamples: -3}); return err }, "MinSamples must be in [1, 1000000], got -3"},
+		{"Hybrid Tolerance NaN", func() error { _, err := NewHybrid(HybridConfig{Tolerance: nan}); return err }, "Hybrid Tolerance must be in [1, 100]"},
+		{"Hybrid Backoff", func() error { _, err := NewHybrid(HybridConfig{Backoff: 1}); return err }, "Hybrid Backoff must be in [0.1, 1), got 1"},
+		{"Hybrid Growth", func() error { _, err := NewHybrid(HybridConfig{Growth: math.Inf(1)}); return err }, "Hybrid Growth must be in (1, 10], got +Inf"},
+		{"Hybrid BaselineRise", func() error { _, err := NewHybrid(HybridConfig{BaselineRise: -time.Second}); return err }, "Hybrid BaselineRise must be in [1s, 24h], got -1s"},
+		{"AIMD BackoffRatio", func() error { _, err := NewAIMD(AIMDConfig{BackoffRatio: 0.2}); return err }, "AIMD BackoffRatio must be in [0.5, 1), got 0.2"},
+		{"AIMD Timeout", func() error { _, err := NewAIMD(AIMDConfig{Timeout: -1}); return err }, "AIMD Timeout must be in [1ms, 1h], got -1ns"},
+		{"Gradient2 Smoothing", func() error { _, err := NewGradient2(Gradient2Config{Smoothing: 2}); return err }, "Gradient2 Smoothing must be in (0, 1], got 2"},
+		{"Gradient2 QueueSize", func() error { _, err := NewGradient2(Gradient2Config{QueueSize: -1}); return err }, "Gradient2 QueueSize must be in [1, 1000], got -1"},
+	} {
+		if err := tc.err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want error containing %q", tc.name, err, tc.want)
+		}
 	}
 }

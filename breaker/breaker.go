@@ -147,7 +147,7 @@ func New(name string, cfg Config) (*Breaker, error) {
 		onChange:     cfg.OnStateChange,
 	}
 	if b.onChange != nil {
-		b.events = make(chan transition, 64)
+		b.events = make(chan transition, 1024)
 	}
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:          name,
@@ -366,6 +366,10 @@ func (b *Breaker) Counts() Counts {
 	c, f, s := b.win.sum()
 	return Counts{Calls: c, Failures: f, Slow: s}
 }
+
+// DroppedStateChanges returns how many state changes were not delivered to
+// OnStateChange because it had fallen more than 1,024 changes behind.
+func (b *Breaker) DroppedStateChanges() int64 { return b.droppedEvents.Load() }
 
 // Name returns the name given to [New].
 func (b *Breaker) Name() string { return b.name }

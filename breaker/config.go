@@ -23,7 +23,7 @@ type Config struct {
 	MinCalls int
 
 	// FailureRatio trips the breaker when failed calls / calls in the window
-	// reach it. Default 0.5; range (0, 1].
+	// reach it. Default 0.5; range [0.001, 1].
 	FailureRatio float64
 
 	// SlowCall is the duration from which a call counts as slow, whether it
@@ -31,7 +31,7 @@ type Config struct {
 	SlowCall time.Duration
 
 	// SlowRatio trips the breaker when slow calls / calls in the window
-	// reach it. Default 0.8; range (0, 1].
+	// reach it. Default 0.8; range [0.001, 1].
 	SlowRatio float64
 
 	// OpenFor is how long the breaker stays open before it lets probes
@@ -49,10 +49,13 @@ type Config struct {
 	ProbeLease time.Duration
 
 	// OnStateChange, if set, is called after every state change with the
-	// breaker's name and the old and new states. It runs on the goroutine
-	// whose call caused the change, after the breaker's locks are released,
-	// so it may call any method of the Breaker (or of the Gate around it).
-	// Calls are in order and never concurrent.
+	// breaker's name and the old and new states. It runs after the
+	// breaker's locks are released, on a goroutine calling into the breaker
+	// (the one whose call caused the change, or one draining changes queued
+	// while another callback ran), so it may call any method of the Breaker
+	// or of the Gate around it. Calls are in order and never concurrent. If
+	// the callback falls more than 1,024 changes behind, the changes that do
+	// not fit are not delivered; [Breaker.DroppedStateChanges] counts them.
 	OnStateChange func(name string, from, to State)
 }
 
@@ -106,12 +109,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("breaker: Window/Buckets must be at least 10ms, got %v/%d", c.Window, c.Buckets)
 	case c.MinCalls < 1 || c.MinCalls > 1e6:
 		return c, fmt.Errorf("breaker: MinCalls must be in [1, 1000000], got %d", c.MinCalls)
-	case !(c.FailureRatio > 0 && c.FailureRatio <= 1):
-		return c, fmt.Errorf("breaker: FailureRatio must be in (0, 1], got %v", c.FailureRatio)
+	case !(c.FailureRatio >= 0.001 && c.FailureRatio <= 1):
+		return c, fmt.Errorf("breaker: FailureRatio must be in [0.001, 1], got %v", c.FailureRatio)
 	case c.SlowCall < time.Millisecond || c.SlowCall > time.Hour:
 		return c, fmt.Errorf("breaker: SlowCall must be in [1ms, 1h], got %v", c.SlowCall)
-	case !(c.SlowRatio > 0 && c.SlowRatio <= 1):
-		return c, fmt.Errorf("breaker: SlowRatio must be in (0, 1], got %v", c.SlowRatio)
+	case !(c.SlowRatio >= 0.001 && c.SlowRatio <= 1):
+		return c, fmt.Errorf("breaker: SlowRatio must be in [0.001, 1], got %v", c.SlowRatio)
 	case c.OpenFor < time.Millisecond || c.OpenFor > time.Hour:
 		return c, fmt.Errorf("breaker: OpenFor must be in [1ms, 1h], got %v", c.OpenFor)
 	case c.Probes < 1 || c.Probes > 1000:

@@ -7,28 +7,29 @@ import (
 
 // Backoff returns the full-jitter exponential wait before retry n (n = 0 is
 // the wait after the first attempt): a uniform random duration in
-// [0, min(max, base·2^n)], both ends included (but for a bound of
+// [0, min(ceiling, base·2^n)], both ends included (but for a bound of
 // math.MaxInt64 ns, which is excluded). It never overflows: for any
-// n ≥ 0 the bound is at most max, and it never returns a negative duration.
-// rnd(k) must return a uniform random integer in [0, k); nil uses
-// math/rand/v2. Source: "Exponential Backoff And Jitter", AWS Architecture
+// n ≥ 0 the bound is at most ceiling, and it never returns a negative duration.
+// rnd(k) must return a uniform random integer in [0, k) (a result outside
+// is clamped into it); nil uses math/rand/v2. Source: "Exponential Backoff And Jitter", AWS Architecture
 // Blog (Marc Brooker, 2015), the "Full Jitter" variant.
-func Backoff(n int, base, max time.Duration, rnd func(int64) int64) time.Duration {
-	if max <= 0 || base <= 0 {
+func Backoff(n int, base, ceiling time.Duration, rnd func(int64) int64) time.Duration {
+	if ceiling <= 0 || base <= 0 {
 		return 0
 	}
-	bound := max
+	bound := ceiling
 	if n < 0 {
 		n = 0
 	}
-	if n < 62 && base <= max>>uint(n) {
+	if n < 62 && base <= ceiling>>uint(n) {
 		bound = base << uint(n)
 	}
 	if rnd == nil {
 		rnd = rand.Int64N
 	}
+	n64 := int64(bound) + 1
 	if bound == time.Duration(1<<63-1) {
-		return time.Duration(rnd(int64(bound)))
+		n64 = int64(bound)
 	}
-	return time.Duration(rnd(int64(bound) + 1))
+	return time.Duration(min(max(rnd(n64), 0), n64-1))
 }

@@ -33,8 +33,8 @@ type Config struct {
 	MaxAttempts int
 
 	// BaseDelay is the backoff's base: retry n waits a uniform random time
-	// in [0, min(MaxDelay, BaseDelay·2^n)]. Default 100 ms; range
-	// [1 ms, MaxDelay].
+	// in [0, min(MaxDelay, BaseDelay·2^n)]. Default 100 ms (or MaxDelay if
+	// smaller); range [1 ms, 1 h], and at most MaxDelay.
 	BaseDelay time.Duration
 
 	// MaxDelay caps the backoff, and is the longest the loop ever sleeps: a
@@ -88,7 +88,7 @@ func New(cfg Config) (*Policy, error) {
 	}
 	if cfg.BaseDelay == 0 {
 		cfg.BaseDelay = DefaultBaseDelay
-		if cfg.MaxDelay > 0 {
+		if cfg.MaxDelay >= time.Millisecond {
 			cfg.BaseDelay = min(DefaultBaseDelay, cfg.MaxDelay)
 		}
 	}
@@ -98,10 +98,12 @@ func New(cfg Config) (*Policy, error) {
 	switch {
 	case cfg.MaxAttempts < 1 || cfg.MaxAttempts > 100:
 		return nil, fmt.Errorf("retry: MaxAttempts must be in [1, 100], got %d", cfg.MaxAttempts)
+	case cfg.BaseDelay < time.Millisecond || cfg.BaseDelay > time.Hour:
+		return nil, fmt.Errorf("retry: BaseDelay must be in [1ms, 1h], got %v", cfg.BaseDelay)
 	case cfg.MaxDelay < time.Millisecond || cfg.MaxDelay > time.Hour:
 		return nil, fmt.Errorf("retry: MaxDelay must be in [1ms, 1h], got %v", cfg.MaxDelay)
-	case cfg.BaseDelay < time.Millisecond || cfg.BaseDelay > cfg.MaxDelay:
-		return nil, fmt.Errorf("retry: BaseDelay must be in [1ms, MaxDelay=%v], got %v", cfg.MaxDelay, cfg.BaseDelay)
+	case cfg.BaseDelay > cfg.MaxDelay:
+		return nil, fmt.Errorf("retry: BaseDelay must be at most MaxDelay=%v, got %v", cfg.MaxDelay, cfg.BaseDelay)
 	case cfg.AttemptTimeout != 0 && (cfg.AttemptTimeout < time.Millisecond || cfg.AttemptTimeout > time.Hour):
 		return nil, fmt.Errorf("retry: AttemptTimeout must be 0 or in [1ms, 1h], got %v", cfg.AttemptTimeout)
 	case cfg.Timeout != 0 && (cfg.Timeout < time.Millisecond || cfg.Timeout > 24*time.Hour):

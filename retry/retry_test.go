@@ -53,6 +53,12 @@ func TestBackoffEveryAttempt(t *testing.T) {
 					t.Fatalf("largest Backoff(%d) = %v, want %v", n, top, want)
 				}
 			}
+			if got := Backoff(3, tc.base, tc.cap, func(k int64) int64 { return k + 100 }); got < 0 || got > tc.cap {
+				t.Errorf("a Rand above its range gave %v, want it clamped into [0, %v]", got, tc.cap)
+			}
+			if got := Backoff(3, tc.base, tc.cap, func(int64) int64 { return -5 }); got != 0 {
+				t.Errorf("a negative Rand gave %v, want 0", got)
+			}
 			if len(highs) < 90 {
 				t.Errorf("only %d distinct delays among the last 100 attempts; want them spread", len(highs))
 			}
@@ -279,8 +285,10 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{Config{MaxAttempts: -1}, "MaxAttempts must be in [1, 100]"},
 		{Config{MaxAttempts: 101}, "MaxAttempts must be in [1, 100]"},
-		{Config{BaseDelay: time.Microsecond}, "BaseDelay must be in [1ms, MaxDelay"},
-		{Config{BaseDelay: time.Second, MaxDelay: 100 * time.Millisecond}, "BaseDelay must be in [1ms, MaxDelay=100ms]"},
+		{Config{BaseDelay: time.Microsecond}, "BaseDelay must be in [1ms, 1h], got 1µs"},
+		{Config{BaseDelay: 2 * time.Hour}, "BaseDelay must be in [1ms, 1h], got 2h0m0s"},
+		{Config{BaseDelay: time.Second, MaxDelay: 100 * time.Millisecond}, "BaseDelay must be at most MaxDelay=100ms, got 1s"},
+		{Config{MaxDelay: -1}, "MaxDelay must be in [1ms, 1h], got -1ns"},
 		{Config{MaxDelay: 2 * time.Hour}, "MaxDelay must be in [1ms, 1h], got 2h0m0s"},
 		{Config{MaxDelay: 500 * time.Microsecond}, "MaxDelay must be in [1ms, 1h], got 500µs"},
 		{Config{AttemptTimeout: -time.Second}, "AttemptTimeout must be 0 or in [1ms, 1h]"},
