@@ -71,8 +71,8 @@ func New(name string, opts ...Option) (*Gate, error) {
 //     attempts were used up ([ErrAttemptsExhausted]). It wraps the last
 //     attempt's error.
 //
-// If fn (or a custom classifier) panics, its slot is released, the breaker records a failure, and
-// the panic goes on to the caller.
+// If fn (or a custom classifier) panics, its slot is released, the breaker
+// records a failure, and the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
 	if fn == nil || ctx == nil {
 		return errNilArg
