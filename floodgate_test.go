@@ -3,6 +3,7 @@ package floodgate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,6 +363,33 @@ func TestAttemptGetsTimeLeft(t *testing.T) {
 		}
 		if took := time.Since(start); took != 3*time.Second {
 			t.Errorf("call took %v, want the 3 s deadline", took)
+		}
+	})
+}
+
+// The breaker's state-change callback may call back into the gate (its
+// stats, its breaker, even Guard) without deadlock.
+func TestStateChangeCallbackReentersGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var g *Gate
+		var seen []string
+		g = mustGate(t, WithBreaker(breaker.Config{MinCalls: 1, OpenFor: time.Second, Probes: 1,
+			OnStateChange: func(name string, from, to breaker.State) {
+				st := g.Stats()
+				_ = g.Breaker().Counts()
+				err := g.Guard(context.Background(), func(context.Context) error { return nil })
+				seen = append(seen, fmt.Sprintf("%s>%s stats=%v guard-open=%v", from, to, st.Breaker, errors.Is(err, ErrOpen)))
+			}}))
+		_ = g.Guard(context.Background(), func(context.Context) error { return errUpstream })
+		time.Sleep(time.Second + time.Millisecond)
+		_ = g.Guard(context.Background(), func(context.Context) error { return nil })
+		want := []string{
+			"closed>open stats=open guard-open=true",
+			"open>half-open stats=half-open guard-open=true", // the one probe is the call that moved it
+			"half-open>closed stats=closed guard-open=false",
+		}
+		if strings.Join(seen, "; ") != strings.Join(want, "; ") {
+			t.Errorf("callbacks saw %q, want %q", seen, want)
 		}
 	})
 }

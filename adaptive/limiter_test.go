@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -212,11 +213,17 @@ func TestSustainedSlowdownThenRecovery(t *testing.T) {
 		recoverTo                   int
 		recoverWithin, noShedFor    time.Duration
 	}{
+		// Every call times out at 1 s: the limit is held down by drops.
 		{"Hybrid", 100, 100 * time.Millisecond, 2 * time.Second, time.Second,
 			30 * time.Second, 5 * time.Minute, 80 * time.Second, 1,
 			10 * time.Second, 20, 10 * time.Second, 60 * time.Second},
+		// No timeout: every call succeeds after 2 s; only the RTT gradient
+		// against a baseline that must not catch up holds the limit down.
+		{"Hybrid", 100, 100 * time.Millisecond, 2 * time.Second, 0,
+			30 * time.Second, 5 * time.Minute, 80 * time.Second, 1,
+			10 * time.Second, 20, 10 * time.Second, 60 * time.Second},
 	} {
-		t.Run(tc.alg, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/timeout=%v", tc.alg, tc.timeout), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := mustNew(t, Config{Algorithm: algorithms(t)[tc.alg](), MinLimit: tc.minLimit})
 				arr := runOpenLoop(l, tc.rate, tc.timeout, []phase{
