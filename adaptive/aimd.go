@@ -30,7 +30,6 @@ type AIMDConfig struct {
 type AIMD struct {
 	backoff float64
 	timeout time.Duration
-	est     estimate
 }
 
 // NewAIMD returns an AIMD algorithm, or an error naming the field of cfg
@@ -51,14 +50,14 @@ func NewAIMD(cfg AIMDConfig) (*AIMD, error) {
 	return &AIMD{backoff: cfg.BackoffRatio, timeout: cfg.Timeout}, nil
 }
 
-// Update applies the AIMD rule to one window.
+// Update applies the AIMD rule to one window, on the integer limit as
+// Netflix does (so every decrease lowers a limit above 1 by at least 1).
 func (a *AIMD) Update(limit int, w Window) int {
-	est := a.est.sync(limit)
 	switch {
 	case w.Drops > 0 || w.MeanRTT > a.timeout:
-		est *= a.backoff
+		return int(float64(limit) * a.backoff)
 	case 2*w.MaxInFlight >= limit:
-		est++
+		return limit + 1
 	}
-	return a.est.set(est)
+	return limit
 }

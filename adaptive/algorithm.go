@@ -1,7 +1,5 @@
 package adaptive
 
-import "math"
-
 // Algorithm moves the limit. The [Limiter] calls Update once per closed
 // window, never concurrently, with the current limit and the window's
 // summary; the result is clamped to [MinLimit, MaxLimit]. An Algorithm keeps
@@ -22,7 +20,7 @@ func (Fixed) Update(limit int, _ Window) int { return limit }
 type estimate float64
 
 func (e *estimate) sync(limit int) float64 {
-	if math.Abs(float64(*e)-float64(limit)) >= 1 {
+	if int(*e) != limit {
 		*e = estimate(limit)
 	}
 	return float64(*e)

@@ -31,6 +31,9 @@
 //     Netflix concurrency-limits' AIMDLimit (after TCP Reno, RFC 5681).
 //   - [Gradient2]: Netflix concurrency-limits' Gradient2Limit: the ratio of a
 //     long-term RTT average to the window's RTT steers the limit.
+//   - [Vegas]: TCP Vegas as Netflix concurrency-limits' VegasLimit applies
+//     it: the queue estimated from no-load and current RTT steers the limit.
+//   - [Fixed]: no adaptation; a semaphore that sheds instead of queueing.
 //
 // Limits, in-flight counts and sample counts are whole calls; RTTs are
 // [time.Duration] values.

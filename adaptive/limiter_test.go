@@ -28,6 +28,7 @@ func algorithms(t *testing.T) map[string]func() Algorithm {
 	return map[string]func() Algorithm{
 		"Hybrid": func() Algorithm { a, _ := NewHybrid(HybridConfig{}); return a },
 		"AIMD":   func() Algorithm { a, _ := NewAIMD(AIMDConfig{}); return a },
+		"Vegas":  func() Algorithm { a, _ := NewVegas(VegasConfig{}); return a },
 		"Gradient2": func() Algorithm {
 			a, _ := NewGradient2(Gradient2Config{})
 			return a
@@ -95,22 +96,29 @@ func TestFixedLimitNeverExceeded(t *testing.T) {
 }
 
 // Scenario 2: when every call is dropped (timeouts) for 5 s, the limit falls
-// window after window to its minimum. Gradient2 ignores drops (its known
-// weakness), so it is pinned as not falling.
+// window after window to its minimum. AIMD and Vegas fall more slowly (by
+// ×0.9 and by log10(limit) per window); Gradient2 ignores drops (its known
+// weakness), so it is pinned as unchanged.
 func TestAllDropsLowerLimitToMinimum(t *testing.T) {
+	const (
+		toMin     = "falls every window to the minimum"
+		lower     = "falls every window"
+		unchanged = "unchanged"
+	)
 	for _, tc := range []struct {
-		alg      string
-		rate     int
-		rtt      time.Duration // every call times out at timeout
-		timeout  time.Duration
-		dur      time.Duration
-		initial  int
-		min      int
-		wantFall bool
+		alg     string
+		rate    int
+		rtt     time.Duration // every call times out at timeout
+		timeout time.Duration
+		dur     time.Duration
+		initial int
+		min     int
+		want    string
 	}{
-		{"Hybrid", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, true},
-		{"AIMD", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, false},
-		{"Gradient2", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, false},
+		{"Hybrid", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, toMin},
+		{"AIMD", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, lower},
+		{"Vegas", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, lower},
+		{"Gradient2", 100, 2 * time.Second, 100 * time.Millisecond, 5 * time.Second, 20, 1, unchanged},
 	} {
 		t.Run(tc.alg, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -128,15 +136,20 @@ func TestAllDropsLowerLimitToMinimum(t *testing.T) {
 					}
 					prev = max(lim, tc.min)
 				}
-				reached := prev == tc.min
-				if tc.wantFall && !(falling && reached) {
-					t.Errorf("limits per window %v: want strictly falling to %d", rec.limits, tc.min)
-				}
-				if tc.alg == "Gradient2" && l.Limit() != tc.initial {
-					t.Errorf("Gradient2 limit %d, want unchanged %d (it ignores drops)", l.Limit(), tc.initial)
-				}
-				if tc.alg == "AIMD" && l.Limit() >= tc.initial {
-					t.Errorf("AIMD limit %d, want below %d", l.Limit(), tc.initial)
+				t.Logf("limits per window: %v", rec.limits)
+				switch tc.want {
+				case toMin:
+					if !falling || prev != tc.min {
+						t.Errorf("limits per window %v: want strictly falling to %d", rec.limits, tc.min)
+					}
+				case lower:
+					if !falling || prev >= tc.initial {
+						t.Errorf("limits per window %v: want strictly falling", rec.limits)
+					}
+				case unchanged:
+					if l.Limit() != tc.initial {
+						t.Errorf("limit %d, want unchanged %d", l.Limit(), tc.initial)
+					}
 				}
 			})
 		})
@@ -156,6 +169,7 @@ func TestFastDropsLowerLimit(t *testing.T) {
 	}{
 		{"Hybrid", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, true},
 		{"AIMD", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, true},
+		{"Vegas", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, true},
 		{"Gradient2", 10, 300, 10 * time.Millisecond, time.Millisecond, time.Second, false},
 	} {
 		t.Run(tc.alg, func(t *testing.T) {
@@ -287,6 +301,8 @@ func TestConfigErrors(t *testing.T) {
 		{"AIMD BackoffRatio", func() error { _, err := NewAIMD(AIMDConfig{BackoffRatio: 0.2}); return err }, "AIMD BackoffRatio must be in [0.5, 1), got 0.2"},
 		{"AIMD Timeout", func() error { _, err := NewAIMD(AIMDConfig{Timeout: -1}); return err }, "AIMD Timeout must be in [1ms, 1h], got -1ns"},
 		{"Gradient2 Smoothing", func() error { _, err := NewGradient2(Gradient2Config{Smoothing: 2}); return err }, "Gradient2 Smoothing must be in (0, 1], got 2"},
+		{"Vegas Smoothing", func() error { _, err := NewVegas(VegasConfig{Smoothing: -1}); return err }, "Vegas Smoothing must be in (0, 1], got -1"},
+		{"Vegas ProbeMultiplier", func() error { _, err := NewVegas(VegasConfig{ProbeMultiplier: -1}); return err }, "Vegas ProbeMultiplier must be in [1, 1000000], got -1"},
 		{"Gradient2 QueueSize", func() error { _, err := NewGradient2(Gradient2Config{QueueSize: -1}); return err }, "Gradient2 QueueSize must be in [1, 1000], got -1"},
 	} {
 		if err := tc.err(); err == nil || !strings.Contains(err.Error(), tc.want) {
