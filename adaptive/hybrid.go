@@ -85,11 +85,6 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 		rise: float64(cfg.BaselineRise)}, nil
 }
 
-// Baseline returns the RTT baseline the gradient compares against, and 0
-// before the first window with a success. Call it only from the goroutine
-// that owns the Hybrid (tests, or before it is given to a Limiter).
-func (h *Hybrid) Baseline() time.Duration { return time.Duration(h.baseline) }
-
 // Update applies the Hybrid rule to one window.
 func (h *Hybrid) Update(limit int, w Window) int {
 	est := h.est.sync(limit)

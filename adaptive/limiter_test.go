@@ -200,6 +200,9 @@ func TestFastDropsLowerLimit(t *testing.T) {
 					wg.Wait()
 				}
 				closedLoop(tc.okCalls, time.Hour, tc.okRTT, Success)
+				if l.RecentRTT() != tc.okRTT || l.MinRTT() != tc.okRTT {
+					t.Errorf("RecentRTT %v, MinRTT %v after calls of %v", l.RecentRTT(), l.MinRTT(), tc.okRTT)
+				}
 				before := l.Limit()
 				closedLoop(1<<30, tc.dropFor, tc.dropRTT, Drop)
 				after := l.Limit()

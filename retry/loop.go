@@ -121,9 +121,6 @@ func New(cfg Config) (*Policy, error) {
 // Budget returns the budget that pays for the policy's retries.
 func (p *Policy) Budget() *Budget { return p.cfg.Budget }
 
-// MaxAttempts returns the most attempts per call.
-func (p *Policy) MaxAttempts() int { return p.cfg.MaxAttempts }
-
 // Classify returns the class of an attempt's error, using Config.Classify.
 func (p *Policy) Classify(err error) Class { return p.cfg.Classify(err) }
 
