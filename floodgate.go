@@ -20,6 +20,7 @@ type Gate struct {
 	breaker *breaker.Breaker
 	retry   *retry.Policy
 	budget  *retry.Budget
+	obs     Observer // nil: no observer calls, no extra clock reads
 }
 
 // New returns a Gate named name (used in errors and by the breaker's
@@ -36,6 +37,7 @@ func New(name string, opts ...Option) (*Gate, error) {
 		}
 		o(&cfg)
 	}
+	cfg.hooks(name)
 	l, err := adaptive.New(cfg.limiter)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
@@ -48,7 +50,13 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
-	return &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget()}, nil
+	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer}
+	if g.obs != nil {
+		if err := g.obs.Attach(g); err != nil {
+			return nil, fmt.Errorf("floodgate: gate %q: observer: %w", name, err)
+		}
+	}
+	return g, nil
 }
 
 // Guard calls fn through the gate's three layers, outermost first: the
@@ -75,28 +83,32 @@ func New(name string, opts ...Option) (*Gate, error) {
 // records a failure, and the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
 	if fn == nil || ctx == nil {
-		return errNilArg
+		return g.finish(errNilArg, OutcomeFailure, 0, time.Time{}, time.Time{})
 	}
 	g.budget.Deposit()
 	var (
 		last        error
+		first       time.Time
 		deadline    time.Time
 		hasDeadline bool
 	)
 	for attempt := 0; ; attempt++ {
 		permit, err := g.breaker.Allow()
 		if err != nil {
-			return &Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()}
+			return g.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
+				OutcomeOpen, attempt, first, time.Time{})
 		}
 		if !g.limiter.Acquire() {
 			g.breaker.Done(permit, breaker.Ignore, 0, time.Time{})
 			if attempt == 0 {
-				return ErrShed
+				return g.finish(ErrShed, OutcomeShed, 0, first, first)
 			}
-			return &Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt}
+			return g.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
+				OutcomeShed, attempt, first, time.Time{})
 		}
 		start := time.Now()
 		if attempt == 0 {
+			first = start
 			deadline, hasDeadline = g.retry.Deadline(ctx, start)
 		}
 		if hasDeadline && !start.Before(deadline) {
@@ -107,11 +119,15 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if reason == nil {
 				reason = ErrDeadline
 			}
-			return &Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt}
+			return g.finish(&Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt},
+				outcomeOf(reason), attempt, first, start)
 		}
-		class, end, err := g.attempt(ctx, fn, permit, start, deadline, hasDeadline)
+		class, end, err := g.attempt(ctx, fn, permit, attempt > 0, start, deadline, hasDeadline)
 		if class == retry.ClassSuccess {
-			return err
+			if err == nil {
+				return g.finish(nil, OutcomeSuccess, attempt+1, first, end)
+			}
+			return g.finish(err, OutcomeFailure, attempt+1, first, end) // a custom classifier's success
 		}
 		var blocked error
 		if g.breaker.OpenAt(end) {
@@ -120,25 +136,53 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		d := g.retry.Decide(ctx, attempt, err, class, end, deadline, hasDeadline, blocked)
 		if !d.Retry {
 			if d.Stop == nil && attempt == 0 {
-				return err
+				o := OutcomeFailure
+				if class == retry.ClassCanceled {
+					o = OutcomeCanceled
+				}
+				return g.finish(err, o, 1, first, end)
 			}
 			hint := d.Hint
 			if d.Stop == ErrOpen {
 				hint = g.breaker.RetryIn()
 			}
-			return &Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint}
+			return g.finish(&Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint},
+				outcomeOf(d.Stop), attempt+1, first, end)
 		}
 		last = err
 		if err := sleep(ctx, d.Wait); err != nil {
-			return &Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint}
+			return g.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
+				outcomeOf(err), attempt+1, first, end)
 		}
 	}
+}
+
+// finish reports a call's end to the observer, if any, and returns err.
+// first is the start of the first attempt and end the end of the last
+// (only read when attempts > 0).
+func (g *Gate) finish(err error, o Outcome, attempts int, first, end time.Time) error {
+	if g.obs != nil {
+		g.observeCall(o, attempts, first, end)
+	}
+	return err
+}
+
+func (g *Gate) observeCall(o Outcome, attempts int, first, end time.Time) {
+	var d time.Duration
+	switch {
+	case attempts == 0:
+	case o == OutcomeSuccess:
+		d = end.Sub(first)
+	default:
+		d = time.Since(first) // failure paths only: includes any wait
+	}
+	g.obs.Call(o, attempts, d)
 }
 
 // attempt runs fn once inside a limiter slot and a breaker permit, and
 // reports the outcome to both, even if fn panics.
 func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, permit breaker.Permit,
-	start, deadline time.Time, hasDeadline bool) (class retry.Class, end time.Time, err error) {
+	isRetry bool, start, deadline time.Time, hasDeadline bool) (class retry.Class, end time.Time, err error) {
 	actx := ctx
 	if d, ok := g.retry.AttemptDeadline(start, deadline, hasDeadline); ok {
 		if cd, cok := ctx.Deadline(); !cok || d.Before(cd) {
@@ -153,6 +197,9 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 			rtt := time.Since(start)
 			g.limiter.Release(start, rtt, adaptive.Ignore)
 			g.breaker.Done(permit, breaker.Failure, rtt, start.Add(rtt))
+			if g.obs != nil {
+				g.obs.Attempt(isRetry, rtt)
+			}
 		}
 	}()
 	err = fn(actx)
@@ -168,6 +215,9 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	reported = true
 	g.limiter.Release(start, rtt, limiterOutcome[class])
 	g.breaker.Done(permit, breakerOutcome[class], rtt, end)
+	if g.obs != nil {
+		g.obs.Attempt(isRetry, rtt)
+	}
 	return class, end, err
 }
 

@@ -1,6 +1,8 @@
 package floodgate
 
 import (
+	"log/slog"
+
 	"github.com/floodgate-go/floodgate/adaptive"
 	"github.com/floodgate-go/floodgate/breaker"
 	"github.com/floodgate-go/floodgate/retry"
@@ -14,6 +16,9 @@ type config struct {
 	limiter adaptive.Config
 	breaker breaker.Config
 	retry   retry.Config
+
+	observer Observer
+	logger   *slog.Logger
 }
 
 // WithLimiter configures the adaptive concurrency limiter (the innermost

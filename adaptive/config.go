@@ -35,6 +35,13 @@ type Config struct {
 	// MinSamples is how many samples (successes plus drops) close a window
 	// that is at least WindowMin old. Default 10; range [1, 1e6].
 	MinSamples int
+
+	// OnLimitChange, if set, is called when a closing window moves the
+	// limit, with the old and new limits (calls) and the window that moved
+	// it. It runs after the limiter's lock is released, on the goroutine
+	// whose [Limiter.Release] closed the window, so at most once per window
+	// (WindowMin apart at the closest); keep it short. Calls never overlap.
+	OnLimitChange func(from, to int, w Window)
 }
 
 // Defaults of [Config].

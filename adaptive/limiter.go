@@ -33,7 +33,8 @@ type Limiter struct {
 	inFlight atomic.Int64
 	_        [56]byte // keep the hot counter off the limit's cache line
 	limit    atomic.Int64
-	_        [56]byte
+	peak     atomic.Int64 // highest in-flight since the last TakePeakInFlight
+	_        [48]byte
 
 	win window
 
@@ -42,7 +43,9 @@ type Limiter struct {
 	minSamples           int64
 	minLimit, maxLimit   int64
 	mu                   sync.Mutex // guards alg; taken once per window by its closer
+	cbMu                 sync.Mutex // orders OnLimitChange calls
 	alg                  Algorithm
+	onChange             func(from, to int, w Window)
 	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
 }
 
@@ -65,6 +68,7 @@ func New(cfg Config) (*Limiter, error) {
 		minLimit:   int64(cfg.MinLimit),
 		maxLimit:   int64(cfg.MaxLimit),
 		alg:        alg,
+		onChange:   cfg.OnLimitChange,
 	}
 	l.limit.Store(int64(cfg.InitialLimit))
 	l.win.reset(0)
@@ -83,7 +87,8 @@ func (l *Limiter) Acquire() bool {
 			return false
 		}
 		if l.inFlight.CompareAndSwap(n, n+1) {
-			l.win.observeInFlight(n + 1)
+			raise(&l.win.maxInFlight, n+1)
+			raise(&l.peak, n+1)
 			return true
 		}
 	}
@@ -112,9 +117,9 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 		return // another goroutine closed it
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	w := l.win.drain(time.Duration(now-ws), inFlight)
 	if w.Samples == 0 {
+		l.mu.Unlock()
 		return
 	}
 	if w.MeanRTT > 0 {
@@ -124,6 +129,26 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 	cur := l.limit.Load()
 	next := min(max(int64(l.alg.Update(int(cur), w)), l.minLimit), l.maxLimit)
 	l.limit.Store(next)
+	if l.onChange == nil || next == cur {
+		l.mu.Unlock()
+		return
+	}
+	// Hold the callback's own turn, not the algorithm's lock: the next
+	// window may close (and take mu) while this callback runs.
+	l.cbMu.Lock()
+	l.mu.Unlock()
+	defer l.cbMu.Unlock()
+	l.onChange(int(cur), int(next), w)
+}
+
+// raise sets v to n if n is larger.
+func raise(v *atomic.Int64, n int64) {
+	for {
+		m := v.Load()
+		if n <= m || v.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 // Limit returns the current limit (calls in flight), in [MinLimit, MaxLimit].
@@ -131,6 +156,17 @@ func (l *Limiter) Limit() int { return int(l.limit.Load()) }
 
 // InFlight returns the number of calls holding a slot now.
 func (l *Limiter) InFlight() int { return int(l.inFlight.Load()) }
+
+// TakePeakInFlight returns the highest in-flight count (calls) reached since
+// the previous TakePeakInFlight (or since New), and starts the next period
+// at the current in-flight count. A metrics exporter calls it once per
+// scrape; two readers would split the periods between them.
+func (l *Limiter) TakePeakInFlight() int {
+	p := l.peak.Swap(0)
+	cur := l.inFlight.Load()
+	raise(&l.peak, cur)
+	return int(max(p, cur, 0))
+}
 
 // RecentRTT returns the mean RTT of the successes of the last window that had
 // any, and 0 before the first such window.

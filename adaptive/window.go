@@ -40,16 +40,6 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// observeInFlight raises maxInFlight to n.
-func (w *window) observeInFlight(n int64) {
-	for {
-		m := w.maxInFlight.Load()
-		if n <= m || w.maxInFlight.CompareAndSwap(m, n) {
-			return
-		}
-	}
-}
-
 // add records one sample and returns the window's sample count after it.
 func (w *window) add(rtt int64, drop bool) int64 {
 	if drop {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -36,6 +37,8 @@ type options struct {
 	deadline               time.Duration
 	backoff                time.Duration
 	drain                  time.Duration
+	metricsAddr            string
+	verbose                bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -52,6 +55,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.deadline, "deadline", 2*time.Second, "floodgate's overall deadline per user call (the naive client has none)")
 	fs.DurationVar(&o.backoff, "backoff", 100*time.Millisecond, "naive: fixed wait between attempts; floodgate: backoff base")
 	fs.DurationVar(&o.drain, "drain", 2*time.Second, "how long calls still in progress at the end may finish before they are cancelled")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "if set, serve floodgate's Prometheus metrics at http://ADDR/metrics while the demo runs (e.g. 127.0.0.1:9464)")
+	fs.BoolVar(&o.verbose, "v", false, "log floodgate's events (breaker state and limit changes) to stderr with log/slog")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -107,7 +112,19 @@ func run(o options, w io.Writer) error {
 	defer dGuard.close()
 
 	transitions := make(chan string, 16)
-	gate, err := floodgate.New("shipping-quote",
+	opts := []floodgate.Option{}
+	if o.metricsAddr != "" {
+		stop, c, err := serveMetrics(o.metricsAddr, w)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts = append(opts, c.Observe())
+	}
+	if o.verbose {
+		opts = append(opts, floodgate.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	gate, err := floodgate.New("shipping-quote", append(opts,
 		floodgate.WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: o.backoff,
 			AttemptTimeout: o.attemptTimeout, Timeout: o.deadline}),
 		floodgate.WithBreaker(breaker.Config{OnStateChange: func(_ string, from, to breaker.State) {
@@ -115,7 +132,7 @@ func run(o options, w io.Writer) error {
 			case transitions <- fmt.Sprintf("%s -> %s at %.1fs", from, to, time.Since(start).Seconds()):
 			default:
 			}
-		}}))
+		}}))...)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +55,46 @@ func TestShortRun(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("a 3 s run took %v", took)
+	}
+}
+
+// With -metrics-addr the run serves floodgate's series while it runs.
+func TestMetricsEndpoint(t *testing.T) {
+	o, err := parseFlags([]string{"-rate", "20", "-fast", "10ms", "-slow", "400ms", "-slow-at", "1s",
+		"-heal-at", "2s", "-duration", "3s", "-attempt-timeout", "200ms", "-deadline", "500ms", "-drain", "500ms",
+		"-metrics-addr", "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(o, pw); pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	var url string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "metrics: "); ok {
+			url = u
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if url == "" {
+		t.Fatal("no metrics line")
+	}
+	time.Sleep(1500 * time.Millisecond) // into the slowdown; the assertions below hold at any time
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`floodgate_limit{gate="shipping-quote"}`, `floodgate_calls_total{gate="shipping-quote",outcome="success"}`,
+		`floodgate_breaker_state{gate="shipping-quote",state="closed"}`, `floodgate_attempt_duration_seconds_bucket{gate="shipping-quote",le="0.1"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,235 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/floodgate-go/floodgate"
+	"github.com/floodgate-go/floodgate/breaker"
+)
+
+// Buckets are the classic histogram bucket upper bounds, in seconds, of
+// floodgate_call_duration_seconds and floodgate_attempt_duration_seconds:
+// 1 ms to 30 s.
+var Buckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// Collector is a prometheus.Collector exporting the metrics of every gate
+// created with its [Collector.Observe] option (see the package doc for the
+// list). Create one with [NewCollector]; it is safe for concurrent use.
+type Collector struct {
+	mu    sync.Mutex // guards gates; taken by Attach, Remove and Collect, never per call
+	gates map[string]*observer
+
+	limit, inFlight, peak, rttMin, rttRecent, state, tokens *prometheus.Desc
+
+	calls, attempts, transitions *prometheus.CounterVec
+	callDur, attemptDur          *prometheus.HistogramVec
+}
+
+// NewCollector returns a Collector with no gates.
+func NewCollector() *Collector {
+	gate := []string{"gate"}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("floodgate_"+name, help, append(gate, labels...), nil)
+	}
+	hist := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace:                       "floodgate",
+			Name:                            name,
+			Help:                            help,
+			Buckets:                         Buckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, gate)
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "floodgate", Name: name, Help: help},
+			append(gate, labels...))
+	}
+	return &Collector{
+		gates:     map[string]*observer{},
+		limit:     desc("limit", "Current concurrency limit of the gate's adaptive limiter (calls)."),
+		inFlight:  desc("in_flight", "Calls holding a limiter slot now."),
+		peak:      desc("in_flight_peak", "Highest number of calls in flight since the previous scrape."),
+		rttMin:    desc("rtt_min_seconds", "Smallest RTT of a success in the limiter's last window with successes (seconds)."),
+		rttRecent: desc("rtt_recent_seconds", "Mean RTT of the successes in the limiter's last window with successes (seconds)."),
+		state:     desc("breaker_state", "1 for the circuit breaker's current state, 0 for the others.", "state"),
+		tokens:    desc("retry_budget_tokens", "Retry budget tokens left; each retry spends 1."),
+		calls:     counter("calls_total", "User calls through Guard, by outcome.", "outcome"),
+		attempts: counter("attempts_total",
+			"Attempts that reached the downstream: a call's first attempt, or a retry.", "attempt"),
+		transitions: counter("breaker_transitions_total", "Circuit breaker state changes.", "from", "to"),
+		callDur: hist("call_duration_seconds",
+			"Duration of user calls that reached the downstream, from the first attempt's start to the return (seconds)."),
+		attemptDur: hist("attempt_duration_seconds", "Duration of each attempt at the downstream (seconds)."),
+	}
+}
+
+// Observe returns the option that makes [floodgate.New] export the new gate
+// through c. Pass a fresh Observe() to each gate: New fails if the option's
+// observer is already attached to another gate, or if c already exports a
+// gate of the same name.
+func (c *Collector) Observe() floodgate.Option {
+	return floodgate.WithObserver(&observer{c: c})
+}
+
+// Remove stops exporting the gate named name and deletes its series; it
+// reports whether c exported it. A gate that keeps running after Remove
+// still updates its (now unexported) counters.
+func (c *Collector) Remove(name string) bool {
+	c.mu.Lock()
+	_, ok := c.gates[name]
+	delete(c.gates, name)
+	c.mu.Unlock()
+	if ok {
+		c.calls.DeletePartialMatch(prometheus.Labels{"gate": name})
+		c.attempts.DeletePartialMatch(prometheus.Labels{"gate": name})
+		c.transitions.DeletePartialMatch(prometheus.Labels{"gate": name})
+		c.callDur.DeleteLabelValues(name)
+		c.attemptDur.DeleteLabelValues(name)
+	}
+	return ok
+}
+
+// Describe sends the descriptors of every metric c exports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.limit, c.inFlight, c.peak, c.rttMin, c.rttRecent, c.state, c.tokens} {
+		ch <- d
+	}
+	c.calls.Describe(ch)
+	c.attempts.Describe(ch)
+	c.transitions.Describe(ch)
+	c.callDur.Describe(ch)
+	c.attemptDur.Describe(ch)
+}
+
+// Collect reads each gate's gauges from its atomics and sends them with the
+// counters and histograms. It resets floodgate_in_flight_peak's period.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	gates := make([]*floodgate.Gate, 0, len(c.gates))
+	for _, o := range c.gates {
+		gates = append(gates, o.gate)
+	}
+	c.mu.Unlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, g := range gates {
+		name, l := g.Name(), g.Limiter()
+		gauge(c.limit, float64(l.Limit()), name)
+		gauge(c.inFlight, float64(l.InFlight()), name)
+		gauge(c.peak, float64(l.TakePeakInFlight()), name)
+		gauge(c.rttMin, l.MinRTT().Seconds(), name)
+		gauge(c.rttRecent, l.RecentRTT().Seconds(), name)
+		s := g.Breaker().State()
+		for _, st := range states {
+			v := 0.0
+			if st == s {
+				v = 1
+			}
+			gauge(c.state, v, name, stateLabel(st))
+		}
+		gauge(c.tokens, g.Budget().Tokens(), name)
+	}
+	c.calls.Collect(ch)
+	c.attempts.Collect(ch)
+	c.transitions.Collect(ch)
+	c.callDur.Collect(ch)
+	c.attemptDur.Collect(ch)
+}
+
+var states = [...]breaker.State{breaker.Closed, breaker.HalfOpen, breaker.Open}
+
+// transitions are the state changes a breaker makes, pre-created at 0.
+var transitions = [...][2]breaker.State{
+	{breaker.Closed, breaker.Open},
+	{breaker.Open, breaker.HalfOpen},
+	{breaker.HalfOpen, breaker.Closed},
+	{breaker.HalfOpen, breaker.Open},
+}
+
+// stateLabel is the state's label value: Prometheus style, with "_".
+func stateLabel(s breaker.State) string {
+	if s == breaker.HalfOpen {
+		return "half_open"
+	}
+	return s.String()
+}
+
+// observer is one gate's [floodgate.Observer]: the gate's counter and
+// histogram children, resolved once in Attach so that no call looks them up.
+type observer struct {
+	c    *Collector
+	gate *floodgate.Gate
+
+	calls       [len(floodgate.Outcomes)]prometheus.Counter
+	attempts    [2]prometheus.Counter // first, retry
+	transitions [len(transitions)]prometheus.Counter
+	callDur     prometheus.Observer
+	attemptDur  prometheus.Observer
+}
+
+var errAttached = errors.New("metrics: this Observe() option is already attached to a gate; call Observe() once per gate")
+
+// Attach registers g with the collector; see [floodgate.Observer].
+func (o *observer) Attach(g *floodgate.Gate) error {
+	if o.gate != nil {
+		return errAttached
+	}
+	c, name := o.c, g.Name()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.gates[name]; dup {
+		return fmt.Errorf("metrics: the collector already exports a gate named %q", name)
+	}
+	o.gate = g
+	for i, oc := range floodgate.Outcomes {
+		o.calls[i] = c.calls.WithLabelValues(name, oc.String())
+	}
+	o.attempts[0] = c.attempts.WithLabelValues(name, "first")
+	o.attempts[1] = c.attempts.WithLabelValues(name, "retry")
+	for i, t := range transitions {
+		o.transitions[i] = c.transitions.WithLabelValues(name, stateLabel(t[0]), stateLabel(t[1]))
+	}
+	o.callDur = c.callDur.WithLabelValues(name)
+	o.attemptDur = c.attemptDur.WithLabelValues(name)
+	c.gates[name] = o
+	return nil
+}
+
+// Attempt counts an attempt and observes its RTT.
+func (o *observer) Attempt(retry bool, rtt time.Duration) {
+	i := 0
+	if retry {
+		i = 1
+	}
+	o.attempts[i].Inc()
+	o.attemptDur.Observe(rtt.Seconds())
+}
+
+// Call counts a user call by outcome and observes its duration if it
+// reached the downstream.
+func (o *observer) Call(oc floodgate.Outcome, attempts int, d time.Duration) {
+	if int(oc) < len(o.calls) {
+		o.calls[oc].Inc()
+	}
+	if attempts > 0 {
+		o.callDur.Observe(d.Seconds())
+	}
+}
+
+// StateChange counts a breaker transition.
+func (o *observer) StateChange(from, to breaker.State) {
+	for i, t := range transitions {
+		if t[0] == from && t[1] == to {
+			o.transitions[i].Inc()
+			return
+		}
+	}
+}

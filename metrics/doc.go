@@ -1,0 +1,39 @@
+// Package metrics exports floodgate gates to Prometheus.
+//
+// A [Collector] is a prometheus.Collector for any number of gates. Create
+// one, register it on the registry of your choice, and pass
+// [Collector.Observe] to [floodgate.New] for each gate:
+//
+//	c := metrics.NewCollector()
+//	reg.MustRegister(c)
+//	gate, err := floodgate.New("shipping-quote", c.Observe())
+//
+// The gauges (limit, in-flight, RTTs, breaker state, budget tokens) are read
+// from the gate's atomics at scrape time; the counters and histograms are
+// updated by the gate's [floodgate.Observer] calls, with no map lookup and no
+// allocation per call. Every series has the label gate (the gate's name);
+// the only other labels are fixed enums (outcome, attempt, state, from, to),
+// so the series count is bounded by the number of gates.
+//
+// Metrics, all prefixed floodgate_:
+//
+//	limit                          gauge    current concurrency limit (calls)
+//	in_flight                      gauge    calls holding a limiter slot now
+//	in_flight_peak                 gauge    highest in-flight since the previous scrape
+//	rtt_min_seconds                gauge    smallest RTT of a success, last limiter window
+//	rtt_recent_seconds             gauge    mean RTT of successes, last limiter window
+//	breaker_state{state}           gauge    1 for the breaker's state, 0 for the others (closed, half_open, open)
+//	retry_budget_tokens            gauge    retry budget tokens left (0..Max)
+//	calls_total{outcome}           counter  user calls by outcome (success, failure, shed, open, budget_exhausted, deadline, canceled)
+//	attempts_total{attempt}        counter  attempts that reached the downstream (first, retry)
+//	breaker_transitions_total{from,to} counter breaker state changes
+//	call_duration_seconds          histogram user calls that reached the downstream, first attempt start to return
+//	attempt_duration_seconds       histogram each attempt's RTT
+//
+// The histograms have classic buckets from 1 ms to 30 s ([Buckets]) and
+// native (sparse) buckets with a growth factor of 1.1.
+//
+// By Little's Law, rate(floodgate_attempt_duration_seconds_sum) is the mean
+// number of attempts in flight at the downstream: the demand that the limit
+// is set against.
+package metrics
