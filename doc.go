@@ -35,6 +35,16 @@
 // of its own shared by all calls; it reads the clock twice per attempt
 // (gobreaker reads it twice more).
 //
+// # Observing
+//
+// [WithObserver] installs an [Observer] that is told of every attempt,
+// every call's [Outcome] and every breaker state change; package metrics
+// provides one that exports Prometheus series. [WithLogger] logs breaker
+// state changes and limit changes with log/slog. Without either, Guard makes
+// no observer call. With an observer, the success path still reads the
+// clock no more often; a call that fails reads it once more, for its
+// duration.
+//
 // # Errors
 //
 // Guard returns nil, fn's own error (when it was not retried), [ErrShed], or
