@@ -1,11 +1,23 @@
 package adaptive
 
+import "time"
+
 // Algorithm moves the limit. The [Limiter] calls Update once per closed
 // window, never concurrently, with the current limit and the window's
 // summary; the result is clamped to [MinLimit, MaxLimit]. An Algorithm keeps
 // state between windows, so a value must not be shared between limiters.
 type Algorithm interface {
 	Update(limit int, w Window) int
+}
+
+// Baseliner is implemented by an [Algorithm] that keeps an RTT baseline,
+// the no-load RTT it compares each window's RTT against. After each
+// Update, the [Limiter] reads it (under the same lock) and publishes it
+// through [Limiter.BaselineRTT]. Hybrid, Gradient2 and Vegas implement it.
+type Baseliner interface {
+	// Baseline returns the current baseline RTT, or 0 before the first
+	// success.
+	Baseline() time.Duration
 }
 
 // Fixed keeps the limit at InitialLimit: a plain semaphore that sheds instead

@@ -3,6 +3,7 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // Gradient2Config configures [Gradient2]. Zero fields select the defaults of
@@ -100,3 +101,7 @@ func (g *Gradient2) Update(limit int, w Window) int {
 	next := est*gradient + g.queue
 	return g.est.set(est*(1-g.smoothing) + next*g.smoothing)
 }
+
+// Baseline returns longRTT, Gradient2's baseline; 0 before the first
+// success.
+func (g *Gradient2) Baseline() time.Duration { return time.Duration(g.longRTT) }

@@ -114,3 +114,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	}
 	return h.est.set(est)
 }
+
+// Baseline returns the RTT baseline (see the rule above); 0 before the
+// first success.
+func (h *Hybrid) Baseline() time.Duration { return time.Duration(h.baseline) }

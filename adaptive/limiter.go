@@ -47,6 +47,7 @@ type Limiter struct {
 	alg                  Algorithm
 	onChange             func(from, to int, w Window)
 	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
+	baseline             atomic.Int64 // ns, the algorithm's, if it is a Baseliner
 }
 
 // New returns a Limiter configured by cfg, or an error naming the first
@@ -129,6 +130,9 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 	cur := l.limit.Load()
 	next := min(max(int64(l.alg.Update(int(cur), w)), l.minLimit), l.maxLimit)
 	l.limit.Store(next)
+	if b, ok := l.alg.(Baseliner); ok {
+		l.baseline.Store(int64(b.Baseline()))
+	}
 	if l.onChange == nil || next == cur {
 		l.mu.Unlock()
 		return
@@ -171,6 +175,11 @@ func (l *Limiter) TakePeakInFlight() int {
 // RecentRTT returns the mean RTT of the successes of the last window that had
 // any, and 0 before the first such window.
 func (l *Limiter) RecentRTT() time.Duration { return time.Duration(l.lastMean.Load()) }
+
+// BaselineRTT returns the algorithm's RTT baseline (the no-load RTT it
+// compares windows against; see [Baseliner]) as of the last window, or 0
+// if the algorithm keeps none (AIMD, Fixed) or has seen no success yet.
+func (l *Limiter) BaselineRTT() time.Duration { return time.Duration(l.baseline.Load()) }
 
 // MinRTT returns the smallest RTT of a success in the last window that had
 // any, and 0 before the first such window.

@@ -203,6 +203,13 @@ func TestFastDropsLowerLimit(t *testing.T) {
 				if l.RecentRTT() != tc.okRTT || l.MinRTT() != tc.okRTT {
 					t.Errorf("RecentRTT %v, MinRTT %v after calls of %v", l.RecentRTT(), l.MinRTT(), tc.okRTT)
 				}
+				wantBase := tc.okRTT // AIMD keeps no baseline
+				if tc.alg == "AIMD" {
+					wantBase = 0
+				}
+				if got := l.BaselineRTT(); got != wantBase {
+					t.Errorf("BaselineRTT %v after calls of %v, want %v", got, tc.okRTT, wantBase)
+				}
 				before := l.Limit()
 				closedLoop(1<<30, tc.dropFor, tc.dropRTT, Drop)
 				after := l.Limit()

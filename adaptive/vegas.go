@@ -3,6 +3,7 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // VegasConfig configures [Vegas]. Zero fields select the defaults of Netflix
@@ -93,3 +94,7 @@ func (v *Vegas) Update(limit int, w Window) int {
 	}
 	return v.est.set(est*(1-v.smoothing) + next*v.smoothing)
 }
+
+// Baseline returns the no-load RTT; 0 before the first success and just
+// after a periodic reset.
+func (v *Vegas) Baseline() time.Duration { return time.Duration(v.noLoad) }

@@ -24,7 +24,7 @@ type Collector struct {
 	mu    sync.Mutex // guards gates; taken by Attach, Remove and Collect, never per call
 	gates map[string]*observer
 
-	limit, inFlight, peak, rttMin, rttRecent, state, tokens *prometheus.Desc
+	limit, inFlight, peak, rttMin, rttRecent, rttBase, state, tokens *prometheus.Desc
 
 	calls, attempts, transitions *prometheus.CounterVec
 	callDur, attemptDur          *prometheus.HistogramVec
@@ -58,9 +58,11 @@ func NewCollector() *Collector {
 		peak:      desc("in_flight_peak", "Highest number of calls in flight since the previous scrape."),
 		rttMin:    desc("rtt_min_seconds", "Smallest RTT of a success in the limiter's last window with successes (seconds)."),
 		rttRecent: desc("rtt_recent_seconds", "Mean RTT of the successes in the limiter's last window with successes (seconds)."),
-		state:     desc("breaker_state", "1 for the circuit breaker's current state, 0 for the others.", "state"),
-		tokens:    desc("retry_budget_tokens", "Retry budget tokens left; each retry spends 1."),
-		calls:     counter("calls_total", "User calls through Guard, by outcome.", "outcome"),
+		rttBase: desc("rtt_baseline_seconds",
+			"The limit algorithm's RTT baseline, the no-load RTT it compares windows against (seconds); 0 for algorithms without one."),
+		state:  desc("breaker_state", "1 for the circuit breaker's current state, 0 for the others.", "state"),
+		tokens: desc("retry_budget_tokens", "Retry budget tokens left; each retry spends 1."),
+		calls:  counter("calls_total", "User calls through Guard, by outcome.", "outcome"),
 		attempts: counter("attempts_total",
 			"Attempts that reached the downstream: a call's first attempt, or a retry.", "attempt"),
 		transitions: counter("breaker_transitions_total", "Circuit breaker state changes.", "from", "to"),
@@ -98,7 +100,7 @@ func (c *Collector) Remove(name string) bool {
 
 // Describe sends the descriptors of every metric c exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.limit, c.inFlight, c.peak, c.rttMin, c.rttRecent, c.state, c.tokens} {
+	for _, d := range []*prometheus.Desc{c.limit, c.inFlight, c.peak, c.rttMin, c.rttRecent, c.rttBase, c.state, c.tokens} {
 		ch <- d
 	}
 	c.calls.Describe(ch)
@@ -127,6 +129,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.peak, float64(l.TakePeakInFlight()), name)
 		gauge(c.rttMin, l.MinRTT().Seconds(), name)
 		gauge(c.rttRecent, l.RecentRTT().Seconds(), name)
+		gauge(c.rttBase, l.BaselineRTT().Seconds(), name)
 		s := g.Breaker().State()
 		for _, st := range states {
 			v := 0.0

@@ -102,6 +102,7 @@ func TestLintAndSeriesFromFirstScrape(t *testing.T) {
 		{"floodgate_in_flight_peak", map[string]string{"gate": "stock"}, 0},
 		{"floodgate_rtt_min_seconds", map[string]string{"gate": "quote"}, 0},
 		{"floodgate_rtt_recent_seconds", map[string]string{"gate": "quote"}, 0},
+		{"floodgate_rtt_baseline_seconds", map[string]string{"gate": "quote"}, 0},
 		{"floodgate_breaker_state", map[string]string{"gate": "quote", "state": "closed"}, 1},
 		{"floodgate_breaker_state", map[string]string{"gate": "quote", "state": "half_open"}, 0},
 		{"floodgate_breaker_state", map[string]string{"gate": "quote", "state": "open"}, 0},
@@ -118,9 +119,9 @@ func TestLintAndSeriesFromFirstScrape(t *testing.T) {
 			t.Errorf("%s%v = %v (found %v), want %v", tc.name, tc.labels, got, found, tc.want)
 		}
 	}
-	// Per gate: 6 gauges and 3 breaker_state series, 7 outcomes, 2 attempt
+	// Per gate: 7 gauges and 3 breaker_state series, 7 outcomes, 2 attempt
 	// kinds, 4 transitions, 2 histograms; nothing else, however many calls.
-	if n, want := testutil.CollectAndCount(c), 2*(6+3+7+2+4+2); n != want {
+	if n, want := testutil.CollectAndCount(c), 2*(7+3+7+2+4+2); n != want {
 		t.Errorf("series: %d, want %d", n, want)
 	}
 }
@@ -188,6 +189,7 @@ func TestCountsByOutcome(t *testing.T) {
 			{"floodgate_in_flight_peak", nil, 0},         // a period with no call
 			{"floodgate_rtt_recent_seconds", nil, 0.1},
 			{"floodgate_rtt_min_seconds", nil, 0.1},
+			{"floodgate_rtt_baseline_seconds", nil, 0}, // Fixed keeps none
 			// full (20) until the retries spend 2; then 4 calls earn 0.1 each
 			{"floodgate_retry_budget_tokens", nil, 18.4},
 		} {
@@ -297,8 +299,11 @@ func TestScrapeDuringCalls(t *testing.T) {
 			t.Errorf("peak of the next period, 8 still in flight = %v, want 8", got)
 		}
 		wg.Wait()
-		if got, _ := value(t, reg, "floodgate_in_flight_peak", nil); got != 8 {
-			t.Errorf("peak, all returned since = %v, want 8", got)
+		if got, _ := value(t, reg, "floodgate_rtt_baseline_seconds", nil); got != 1 {
+			t.Errorf("Hybrid's baseline after 1 s calls = %v s, want 1", got) // the window closed at its 1 s WindowMax
+		}
+		if got, _ := value(t, reg, "floodgate_in_flight_peak", nil); got != 0 {
+			t.Errorf("peak, all returned before the baseline scrape = %v, want 0", got)
 		}
 		if got, _ := value(t, reg, "floodgate_in_flight_peak", nil); got != 0 {
 			t.Errorf("peak of an idle period = %v, want 0", got)

@@ -22,6 +22,7 @@
 //	in_flight_peak                 gauge    highest in-flight since the previous scrape
 //	rtt_min_seconds                gauge    smallest RTT of a success, last limiter window
 //	rtt_recent_seconds             gauge    mean RTT of successes, last limiter window
+//	rtt_baseline_seconds           gauge    the limit algorithm's no-load RTT baseline (0 for AIMD, Fixed)
 //	breaker_state{state}           gauge    1 for the breaker's state, 0 for the others (closed, half_open, open)
 //	retry_budget_tokens            gauge    retry budget tokens left (0..Max)
 //	calls_total{outcome}           counter  user calls by outcome (success, failure, shed, open, budget_exhausted, deadline, canceled)
