@@ -135,11 +135,15 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		}
 		d := g.retry.Decide(ctx, attempt, err, class, end, deadline, hasDeadline, blocked)
 		if !d.Retry {
+			o := outcomeOf(d.Stop)
+			switch {
+			case d.Stop != nil && d.Stop != ErrAttemptsExhausted:
+			case class == retry.ClassCanceled:
+				o = OutcomeCanceled
+			case hasDeadline && !end.Before(deadline):
+				o = OutcomeDeadline // the last attempt ran into the call's deadline
+			}
 			if d.Stop == nil && attempt == 0 {
-				o := OutcomeFailure
-				if class == retry.ClassCanceled {
-					o = OutcomeCanceled
-				}
 				return g.finish(err, o, 1, first, end)
 			}
 			hint := d.Hint
@@ -147,7 +151,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 				hint = g.breaker.RetryIn()
 			}
 			return g.finish(&Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint},
-				outcomeOf(d.Stop), attempt+1, first, end)
+				o, attempt+1, first, end)
 		}
 		last = err
 		if err := sleep(ctx, d.Wait); err != nil {
@@ -213,8 +217,10 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	}
 	end = start.Add(rtt)
 	reported = true
+	// deferred so that the permit is reported even if a limit-change
+	// callback panics in Release (the slot is given back before it runs)
+	defer g.breaker.Done(permit, breakerOutcome[class], rtt, end)
 	g.limiter.Release(start, rtt, limiterOutcome[class])
-	g.breaker.Done(permit, breakerOutcome[class], rtt, end)
 	if g.obs != nil {
 		g.obs.Attempt(isRetry, rtt)
 	}

@@ -27,8 +27,8 @@ const (
 	// ([ErrBudgetExhausted]).
 	OutcomeBudgetExhausted
 	// OutcomeDeadline: the call's deadline (the retry policy's Timeout or
-	// the caller's) ended it, or the next wait would have outlasted it
-	// ([ErrDeadline]).
+	// the caller's) ended it: it passed before an attempt, the last attempt
+	// ran into it, or the next wait would have outlasted it ([ErrDeadline]).
 	OutcomeDeadline
 	// OutcomeCanceled: the caller cancelled its context.
 	OutcomeCanceled

@@ -38,9 +38,13 @@ type Config struct {
 
 	// OnLimitChange, if set, is called when a closing window moves the
 	// limit, with the old and new limits (calls) and the window that moved
-	// it. It runs after the limiter's lock is released, on the goroutine
-	// whose [Limiter.Release] closed the window, so at most once per window
-	// (WindowMin apart at the closest); keep it short. Calls never overlap.
+	// it: at most once per window (WindowMin apart at the closest). It runs
+	// outside the limiter's locks, on a goroutine calling Release (the one
+	// that closed the window, or one delivering changes queued while
+	// another call ran), so it may call into the Limiter or the Gate around
+	// it; keep it short. Calls are in order and never concurrent. If more
+	// than 64 changes wait for a slow callback, the extra ones are not
+	// delivered; [Limiter.DroppedLimitChanges] counts them.
 	OnLimitChange func(from, to int, w Window)
 }
 

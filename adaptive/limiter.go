@@ -42,8 +42,10 @@ type Limiter struct {
 	winMin, winMax       int64     // ns
 	minSamples           int64
 	minLimit, maxLimit   int64
-	mu                   sync.Mutex // guards alg; taken once per window by its closer
-	cbMu                 sync.Mutex // orders OnLimitChange calls
+	mu                   sync.Mutex       // guards alg; taken once per window by its closer
+	cbMu                 sync.Mutex       // held by the goroutine delivering OnLimitChange calls
+	events               chan limitChange // queued OnLimitChange calls; nil without one
+	pending, dropped     atomic.Int64
 	alg                  Algorithm
 	onChange             func(from, to int, w Window)
 	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
@@ -70,6 +72,9 @@ func New(cfg Config) (*Limiter, error) {
 		maxLimit:   int64(cfg.MaxLimit),
 		alg:        alg,
 		onChange:   cfg.OnLimitChange,
+	}
+	if l.onChange != nil {
+		l.events = make(chan limitChange, 64)
 	}
 	l.limit.Store(int64(cfg.InitialLimit))
 	l.win.reset(0)
@@ -117,10 +122,19 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 	if !l.win.start.CompareAndSwap(ws, now) {
 		return // another goroutine closed it
 	}
+	l.update(time.Duration(now-ws), inFlight)
+	if l.pending.Load() > 0 {
+		l.dispatch()
+	}
+}
+
+// update runs the algorithm on the window that just closed and queues a
+// limit change for OnLimitChange.
+func (l *Limiter) update(d time.Duration, inFlight int64) {
 	l.mu.Lock()
-	w := l.win.drain(time.Duration(now-ws), inFlight)
+	defer l.mu.Unlock() // also if a custom Algorithm panics
+	w := l.win.drain(d, inFlight)
 	if w.Samples == 0 {
-		l.mu.Unlock()
 		return
 	}
 	if w.MeanRTT > 0 {
@@ -133,17 +147,49 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 	if b, ok := l.alg.(Baseliner); ok {
 		l.baseline.Store(int64(b.Baseline()))
 	}
-	if l.onChange == nil || next == cur {
-		l.mu.Unlock()
-		return
+	if l.events != nil && next != cur {
+		select {
+		case l.events <- limitChange{int(cur), int(next), w}:
+			l.pending.Add(1)
+		default:
+			l.dropped.Add(1)
+		}
 	}
-	// Hold the callback's own turn, not the algorithm's lock: the next
-	// window may close (and take mu) while this callback runs.
-	l.cbMu.Lock()
-	l.mu.Unlock()
-	defer l.cbMu.Unlock()
-	l.onChange(int(cur), int(next), w)
 }
+
+// limitChange is one queued OnLimitChange call.
+type limitChange struct {
+	from, to int
+	w        Window
+}
+
+// dispatch delivers queued limit changes to OnLimitChange outside every
+// lock but its own, one goroutine at a time, in order. A callback that
+// calls into the limiter only queues its own change, which the loop
+// delivers after it returns.
+func (l *Limiter) dispatch() {
+	for l.pending.Load() > 0 {
+		if !l.cbMu.TryLock() {
+			return // the goroutine holding it delivers the queue
+		}
+		func() {
+			defer l.cbMu.Unlock() // also if the callback panics
+			for {
+				select {
+				case c := <-l.events:
+					l.pending.Add(-1)
+					l.onChange(c.from, c.to, c.w)
+				default:
+					return
+				}
+			}
+		}()
+	}
+}
+
+// DroppedLimitChanges counts the limit changes not delivered to
+// OnLimitChange because more than 64 were waiting for a slow callback.
+func (l *Limiter) DroppedLimitChanges() int64 { return l.dropped.Load() }
 
 // raise sets v to n if n is larger.
 func raise(v *atomic.Int64, n int64) {

@@ -171,15 +171,20 @@ func (b *Breaker) Allow() (Permit, error) {
 	if err != nil && errors.Is(err, gobreaker.ErrTooManyRequests) && b.reclaimProbe() {
 		done, err = b.cb.Allow()
 	}
+	var p Permit
+	if err == nil {
+		p = Permit{done: done, gen: b.gen.Load()}
+		if State(b.state.Load()) == HalfOpen {
+			// leased before any callback runs: if one panics, the lease
+			// runs out and the probe is reclaimed
+			p.probe = b.leaseProbe(done, p.gen)
+		}
+	}
 	if b.pending.Load() > 0 {
 		b.dispatch()
 	}
 	if err != nil {
 		return Permit{}, ErrOpen
-	}
-	p := Permit{done: done, gen: b.gen.Load()}
-	if State(b.state.Load()) == HalfOpen {
-		p.probe = b.leaseProbe(done, p.gen)
 	}
 	return p, nil
 }
@@ -253,8 +258,10 @@ func (b *Breaker) dispatch() {
 		if !b.dispatchMu.TryLock() {
 			return // the goroutine holding it drains the queue
 		}
-		b.drain()
-		b.dispatchMu.Unlock()
+		func() {
+			defer b.dispatchMu.Unlock() // also if the callback panics
+			b.drain()
+		}()
 	}
 }
 

@@ -141,9 +141,10 @@ func build() (dashboard.Dashboard, error) {
 	)
 
 	shed := graph("Shed rate by reason", unitRate,
-		"User calls refused without reaching the downstream, per second, by reason: shed (the limiter was full), open (the breaker "+
-			"was open), budget_exhausted (a retry was needed but the retry budget was empty), deadline (the next retry could not "+
-			"finish before the call's deadline). 'all calls' is every user call, for scale. Shedding is floodgate doing its job during a "+
+		"User calls that floodgate ended for a reason of its own, per second, by reason: shed (the limiter was full), open (the breaker "+
+			"was open), budget_exhausted (a retry was needed but the retry budget was empty), deadline (the call's deadline passed, or the next retry could not "+
+			"finish before it). shed and open calls usually never reached the downstream; budget_exhausted and deadline calls made at least one attempt "+
+			"that failed. 'all calls' is every user call, for scale. Shedding is floodgate doing its job during a "+
 			"slowdown; shedding while the RTT is normal means the callers outgrew the limit (scale out, see Utilisation).",
 		query{"sum by (gate, outcome) (rate(floodgate_calls_total" + sel(`outcome=~"shed|open|budget_exhausted|deadline"`) + window + "))", "{{gate}} {{outcome}}"},
 		query{byGate(callRate), "{{gate}} all calls"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -85,17 +86,17 @@ func (c *Collector) Observe() floodgate.Option {
 // still updates its (now unexported) counters.
 func (c *Collector) Remove(name string) bool {
 	c.mu.Lock()
-	_, ok := c.gates[name]
-	delete(c.gates, name)
-	c.mu.Unlock()
-	if ok {
-		c.calls.DeletePartialMatch(prometheus.Labels{"gate": name})
-		c.attempts.DeletePartialMatch(prometheus.Labels{"gate": name})
-		c.transitions.DeletePartialMatch(prometheus.Labels{"gate": name})
-		c.callDur.DeleteLabelValues(name)
-		c.attemptDur.DeleteLabelValues(name)
+	defer c.mu.Unlock() // held across the deletes: a gate re-added under name keeps its series
+	if _, ok := c.gates[name]; !ok {
+		return false
 	}
-	return ok
+	delete(c.gates, name)
+	c.calls.DeletePartialMatch(prometheus.Labels{"gate": name})
+	c.attempts.DeletePartialMatch(prometheus.Labels{"gate": name})
+	c.transitions.DeletePartialMatch(prometheus.Labels{"gate": name})
+	c.callDur.DeleteLabelValues(name)
+	c.attemptDur.DeleteLabelValues(name)
+	return true
 }
 
 // Describe sends the descriptors of every metric c exports.
@@ -182,12 +183,15 @@ var errAttached = errors.New("metrics: this Observe() option is already attached
 
 // Attach registers g with the collector; see [floodgate.Observer].
 func (o *observer) Attach(g *floodgate.Gate) error {
+	c, name := o.c, g.Name()
+	c.mu.Lock() // also guards o.gate: two New calls may share one option
+	defer c.mu.Unlock()
 	if o.gate != nil {
 		return errAttached
 	}
-	c, name := o.c, g.Name()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("metrics: gate name %q is not valid UTF-8, as Prometheus label values must be", name)
+	}
 	if _, dup := c.gates[name]; dup {
 		return fmt.Errorf("metrics: the collector already exports a gate named %q", name)
 	}

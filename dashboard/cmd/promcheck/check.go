@@ -175,6 +175,9 @@ func checkCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(rules) == 0 {
+		return fmt.Errorf("%s: no rules found", *rulesPath)
+	}
 	fmt.Printf("== %s: %d rules\n", *rulesPath, len(rules))
 	firing := map[string]bool{}
 	for _, r := range rules {

@@ -68,18 +68,28 @@ func readDashboard(path string) ([]variable, []target, error) {
 		vars = append(vars, variable{name: v.Name, kind: v.Type, query: q, multi: v.Multi, includeAll: v.IncludeAll})
 	}
 	var ts []target
+	var missing []string
 	var walk func([]panel)
 	walk = func(ps []panel) {
 		for _, p := range ps {
 			for _, t := range p.Targets {
-				if strings.TrimSpace(t.Expr) != "" {
-					ts = append(ts, target{panel: p.Title, refID: t.RefID, expr: t.Expr})
+				if strings.TrimSpace(t.Expr) == "" {
+					missing = append(missing, fmt.Sprintf("%q %s", p.Title, t.RefID))
+					continue
 				}
+				ts = append(ts, target{panel: p.Title, refID: t.RefID, expr: t.Expr})
 			}
 			walk(p.Panels)
 		}
 	}
 	walk(d.Panels)
+	switch {
+	case missing != nil:
+		return nil, nil, fmt.Errorf("%s: targets without a PromQL expr: %s", path, strings.Join(missing, ", "))
+	case len(ts) == 0:
+		return nil, nil, fmt.Errorf("%s: no panel query found (want a classic dashboard model with panels[].targets[].expr; "+
+			"an API export wraps it in {\"dashboard\": ...})", path)
+	}
 	return vars, ts, nil
 }
 
