@@ -1,0 +1,255 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+
+	"github.com/floodgate-go/floodgate"
+	"github.com/floodgate-go/floodgate/adaptive"
+	"github.com/floodgate-go/floodgate/retry"
+)
+
+// Settings every contender shares where it has the concept.
+const (
+	// AttemptTimeout bounds one attempt, from the moment the contender
+	// starts it (a pool's wait for a slot included).
+	AttemptTimeout = time.Second
+	// CallDeadline is the user call's overall deadline, set on its context
+	// when it arrives; no contender can make a call last longer.
+	CallDeadline = 3 * time.Second
+	// PoolSize is the fixed pool's size (calls in flight) and the S1
+	// downstream's worker count.
+	PoolSize = 50
+	// PoolAttempts is how many attempts the fixed pool makes per call, the
+	// first included (the same as floodgate's and failsafe-go's defaults).
+	PoolAttempts = 3
+	// PoolBackoff is the fixed pool's wait between attempts.
+	PoolBackoff = 100 * time.Millisecond
+)
+
+// Caller makes user calls through one contender's protection.
+type Caller interface {
+	// Call makes one user call: it calls attempt once per attempt, with
+	// the attempt's context, and returns nil or the call's error.
+	Call(ctx context.Context, attempt func(context.Context) error) error
+	// Limit returns the current concurrency limit (calls in flight), or 0
+	// when the contender has none.
+	Limit() int
+}
+
+// Env is what a contender may know when it is built.
+type Env struct {
+	// Capacity returns the downstream's true capacity now (workers, calls in
+	// flight). Only the oracle reads it: it is known in advance.
+	Capacity func() int
+	// Seed seeds the contender's own randomness (backoff jitter).
+	Seed uint64
+	// Outer is set for the outer layers of a nested stack (S7): the layer
+	// wraps another layer, not the downstream.
+	Outer bool
+}
+
+// Contender is one way to call the downstream.
+type Contender struct {
+	// Name labels the contender in tables and plots.
+	Name string
+	// New builds one layer of the contender. S7 builds three and nests
+	// them; every other scenario builds one.
+	New func(Env) (Caller, error)
+}
+
+// Contenders returns the six contenders, in table order: floodgate
+// (Hybrid), floodgate with AIMD, floodgate with Gradient2, failsafe-go, a
+// fixed pool of PoolSize, and the oracle.
+func Contenders() []Contender {
+	return []Contender{
+		{"floodgate", func(e Env) (Caller, error) { return newFloodgate(e, nil) }},
+		{"floodgate AIMD", func(e Env) (Caller, error) {
+			a, err := adaptive.NewAIMD(adaptive.AIMDConfig{})
+			if err != nil {
+				return nil, err
+			}
+			return newFloodgate(e, a)
+		}},
+		{"floodgate Gradient2", func(e Env) (Caller, error) {
+			a, err := adaptive.NewGradient2(adaptive.Gradient2Config{})
+			if err != nil {
+				return nil, err
+			}
+			return newFloodgate(e, a)
+		}},
+		{"failsafe-go", func(Env) (Caller, error) { return newFailsafe(), nil }},
+		{"fixed pool 50", func(e Env) (Caller, error) {
+			if e.Outer {
+				return newPool(0), nil // a retry layer above the client: no pool of its own
+			}
+			return newPool(PoolSize), nil
+		}},
+		{"oracle", func(e Env) (Caller, error) {
+			return newFloodgate(e, oracleLimit{e.Capacity})
+		}},
+	}
+}
+
+// lockedRand is a seeded generator shared by a gate's calls.
+type lockedRand struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (r *lockedRand) Int64N(n int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rng.Int64N(n)
+}
+
+// gate is floodgate: one Gate, configured only through the public API.
+type gate struct{ g *floodgate.Gate }
+
+// newFloodgate returns a Gate with the shared attempt timeout and seeded
+// jitter; alg nil keeps the default algorithm (Hybrid).
+func newFloodgate(e Env, alg adaptive.Algorithm) (*gate, error) {
+	r := &lockedRand{rng: rand.New(rand.NewPCG(e.Seed, 0x6a7e))}
+	opts := []floodgate.Option{floodgate.WithRetry(retry.Config{AttemptTimeout: AttemptTimeout, Rand: r.Int64N})}
+	if alg != nil {
+		lc := adaptive.Config{Algorithm: alg}
+		if o, ok := alg.(oracleLimit); ok {
+			lc.InitialLimit = o.capacity()
+		}
+		opts = append(opts, floodgate.WithLimiter(lc))
+	}
+	g, err := floodgate.New("downstream", opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &gate{g}, nil
+}
+
+// GateCaller returns a Caller that calls through g, marking the
+// downstream's answers as the README tells users to; for running a
+// floodgate configuration other than the six contenders.
+func GateCaller(g *floodgate.Gate) Caller { return &gate{g} }
+
+func (c *gate) Call(ctx context.Context, attempt func(context.Context) error) error {
+	return c.g.Guard(ctx, func(ctx context.Context) error { return floodgateError(attempt(ctx)) })
+}
+
+func (c *gate) Limit() int { return c.g.Limiter().Limit() }
+
+// floodgateError marks the downstream's own answers the way the README
+// tells users to: a server error is transient, a 429 is an overload with
+// its Retry-After. Anything else (timeouts, an inner Gate's error) is
+// returned as it is.
+func floodgateError(err error) error {
+	if err == ErrServer {
+		return retry.Transient(err)
+	}
+	if t, ok := err.(*ThrottledError); ok {
+		return retry.Overload(t, t.RetryAfter)
+	}
+	return err
+}
+
+// oracleLimit is an Algorithm that sets the limit to the downstream's true
+// capacity, known in advance. The limiter applies it at each window's close
+// (every 250 ms to 1 s).
+type oracleLimit struct{ capacity func() int }
+
+func (o oracleLimit) Update(int, adaptive.Window) int { return o.capacity() }
+
+// failsafeCaller is failsafe-go v0.9.8: a retry policy with a budget, a
+// circuit breaker and an adaptive limiter, outermost first, built once.
+type failsafeCaller struct {
+	exec    failsafe.Executor[any]
+	limiter adaptivelimiter.AdaptiveLimiter[any]
+}
+
+// newFailsafe builds failsafe-go with its defaults, but for the breaker.
+// Its default (open after one failure, for one minute) would turn any error
+// rate into an outage, so it gets floodgate's thresholds instead (50%
+// failures of at least 20 calls in 10 s, open 5 s, 3 probes); and, like
+// floodgate's, it does not count the limiter's rejections as failures (by
+// default it counts every error, and then opens as soon as the limiter
+// sheds: S2 goodput 6.4 calls/s).
+func newFailsafe() *failsafeCaller {
+	lim := adaptivelimiter.NewWithDefaults[any]()
+	rp := retrypolicy.NewBuilder[any]().WithBudget(budget.New()).Build()
+	cb := circuitbreaker.NewBuilder[any]().
+		WithFailureRateThreshold(0.5, 20, 10*time.Second).
+		WithDelay(5 * time.Second).
+		WithSuccessThreshold(3).
+		HandleIf(func(_ any, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
+		Build()
+	return &failsafeCaller{exec: failsafe.With[any](rp, cb, lim), limiter: lim}
+}
+
+func (c *failsafeCaller) Call(ctx context.Context, attempt func(context.Context) error) error {
+	return c.exec.WithContext(ctx).RunWithExecution(func(e failsafe.Execution[any]) error {
+		actx, cancel := context.WithTimeout(e.Context(), AttemptTimeout)
+		defer cancel()
+		return attempt(actx)
+	})
+}
+
+func (c *failsafeCaller) Limit() int { return c.limiter.Limit() }
+
+// pool is the unprotected client: a fixed pool of connections (a call
+// waits for a free one, as http.Transport's MaxConnsPerHost makes it),
+// PoolAttempts attempts per call with a fixed PoolBackoff between them,
+// every error retried. Nested (S7), only the innermost layer has a pool:
+// the outer ones are the retry loops of a gateway and a service above the
+// client, as in examples/slowdown's naive client.
+type pool struct{ slots chan struct{} } // nil: no pool, retries only
+
+// newPool returns a pool of size connections; 0 for retries only.
+func newPool(size int) *pool {
+	if size == 0 {
+		return &pool{}
+	}
+	return &pool{slots: make(chan struct{}, size)}
+}
+
+func (p *pool) Call(ctx context.Context, attempt func(context.Context) error) error {
+	var err error
+	for i := range PoolAttempts {
+		if i > 0 {
+			t := time.NewTimer(PoolBackoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		}
+		if err = p.attempt(ctx, attempt); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (p *pool) attempt(ctx context.Context, attempt func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	defer cancel()
+	if p.slots == nil {
+		return attempt(ctx)
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-p.slots }()
+	return attempt(ctx)
+}
+
+func (p *pool) Limit() int { return cap(p.slots) }

@@ -1,0 +1,16 @@
+// Package sim is a discrete-event simulator of one client calling one
+// downstream, meant to run inside a testing/synctest bubble so that minutes
+// of traffic take seconds of wall time and repeat exactly for a given seed.
+//
+// A [Scenario] scripts the downstream ([Phase]: workers, service time, error
+// and throttle rates over time) and the offered load (open-loop Poisson
+// arrivals at a scripted rate, [RatePoint]). [Run] offers that load to one
+// [Contender] (floodgate with an algorithm, failsafe-go, a fixed pool, or the
+// oracle) and returns a [Result]: per-call outcomes reduced to the metrics of
+// docs/benchmarks.md, and time series sampled every [SampleEvery] for plots.
+//
+// Randomness is seeded: arrival gaps come from one generator seeded with the
+// scenario's seed, and every user call draws its attempts' service times and
+// outcomes from a generator of its own, seeded with (seed, call number), so a
+// call sees the same downstream whatever order goroutines run in.
+package sim
