@@ -95,6 +95,9 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 	for attempt := 0; ; attempt++ {
 		permit, err := g.breaker.Allow()
 		if err != nil {
+			if attempt > 0 {
+				g.budget.Refund() // the retry's token: it never reached the downstream
+			}
 			return g.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
 				OutcomeOpen, attempt, first, time.Time{})
 		}
@@ -103,6 +106,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if attempt == 0 {
 				return g.finish(ErrShed, OutcomeShed, 0, first, first)
 			}
+			g.budget.Refund()
 			return g.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
 				OutcomeShed, attempt, first, time.Time{})
 		}
@@ -115,6 +119,9 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			// The deadline passed before this attempt: not the downstream's doing.
 			g.limiter.Release(start, 0, adaptive.Ignore)
 			g.breaker.Done(permit, breaker.Ignore, 0, start)
+			if attempt > 0 {
+				g.budget.Refund()
+			}
 			reason := ctx.Err()
 			if reason == nil {
 				reason = ErrDeadline

@@ -451,3 +451,40 @@ func TestMisuse(t *testing.T) {
 		t.Errorf("breaker counts %+v, want the unknown class counted as a failure", c)
 	}
 }
+
+// A retry that is shed by the limiter or refused by the open breaker never
+// reaches the downstream, so its budget token is given back: in a
+// slowdown, shed retries must not drain the budget (seen in the demo: 12
+// tokens spent on 6 real retries).
+func TestRefusedRetryRefundsToken(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		refuse     func(g *Gate, hold chan struct{}) // makes the retry be refused
+		wantReason error
+	}{
+		{"shed by the limiter", func(g *Gate, hold chan struct{}) {
+			go func() { _ = g.Guard(context.Background(), func(context.Context) error { <-hold; return nil }) }()
+		}, ErrShed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}),
+					WithRetry(retry.Config{BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}))
+				hold := make(chan struct{})
+				before := g.Budget().Tokens() // 20: full
+				err := g.Guard(context.Background(), func(context.Context) error {
+					tc.refuse(g, hold) // the slot is taken while this attempt waits out its backoff
+					return retry.Transient(errUpstream)
+				})
+				if !errors.Is(err, tc.wantReason) {
+					t.Errorf("err = %v, want %v", err, tc.wantReason)
+				}
+				if got := g.Budget().Tokens(); got != before {
+					t.Errorf("budget %v tokens after a refused retry, want %v (refunded)", got, before)
+				}
+				close(hold)
+				synctest.Wait()
+			})
+		})
+	}
+}

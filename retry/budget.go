@@ -79,5 +79,16 @@ func (b *Budget) Withdraw() bool {
 	}
 }
 
+// Refund gives back the token of a retry that never reached the
+// downstream (it was shed, or refused by an open breaker), up to Max.
+func (b *Budget) Refund() {
+	for {
+		c := b.credits.Load()
+		if c >= b.max || b.credits.CompareAndSwap(c, min(c+credit, b.max)) {
+			return
+		}
+	}
+}
+
 // Tokens returns the tokens in the budget now, in [0, Max].
 func (b *Budget) Tokens() float64 { return float64(b.credits.Load()) / credit }

@@ -311,3 +311,20 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Refund gives back one token, never past Max.
+func TestBudgetRefund(t *testing.T) {
+	b := newBudget(t, 0) // empty
+	b.Refund()
+	if got := b.Tokens(); got != 1 {
+		t.Errorf("empty budget after a refund: %v tokens, want 1", got)
+	}
+	full, err := NewBudget(BudgetConfig{Max: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Refund()
+	if got := full.Tokens(); got != 2 {
+		t.Errorf("full budget after a refund: %v tokens, want 2 (Max)", got)
+	}
+}
