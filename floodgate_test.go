@@ -463,7 +463,10 @@ func TestRefusedRetryRefundsToken(t *testing.T) {
 		wantReason error
 	}{
 		{"shed by the limiter", func(g *Gate, hold chan struct{}) {
-			go func() { _ = g.Guard(context.Background(), func(context.Context) error { <-hold; return nil }) }()
+			go func() {
+				time.Sleep(10 * time.Millisecond) // after the first attempt released its slot, within the 100 ms backoff
+				_ = g.Guard(context.Background(), func(context.Context) error { <-hold; return nil })
+			}()
 		}, ErrShed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -473,7 +476,7 @@ func TestRefusedRetryRefundsToken(t *testing.T) {
 				hold := make(chan struct{})
 				before := g.Budget().Tokens() // 20: full
 				err := g.Guard(context.Background(), func(context.Context) error {
-					tc.refuse(g, hold) // the slot is taken while this attempt waits out its backoff
+					tc.refuse(g, hold) // the slot is taken while the call waits out its backoff
 					return retry.Transient(errUpstream)
 				})
 				if !errors.Is(err, tc.wantReason) {
