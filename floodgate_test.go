@@ -472,11 +472,15 @@ func TestRefusedRetryRefundsToken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				g := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}),
-					WithRetry(retry.Config{BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}))
+					WithRetry(retry.Config{BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond,
+						Rand: func(k int64) int64 { return k - 1 }})) // backoff: the full 100 ms
 				hold := make(chan struct{})
 				before := g.Budget().Tokens() // 20: full
+				calls := 0
 				err := g.Guard(context.Background(), func(context.Context) error {
-					tc.refuse(g, hold) // the slot is taken while the call waits out its backoff
+					if calls++; calls == 1 {
+						tc.refuse(g, hold) // the slot is taken while the call waits out its backoff
+					}
 					return retry.Transient(errUpstream)
 				})
 				if !errors.Is(err, tc.wantReason) {
