@@ -2,19 +2,23 @@ package adaptive
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
 // HybridConfig configures [Hybrid]. Zero fields select the defaults.
 type HybridConfig struct {
-	// Tolerance: a window whose mean RTT exceeds Tolerance × baseline is
-	// congested. Default 2; range [1, 100].
+	// Tolerance: a window of up to 10 samples whose mean RTT exceeds
+	// Tolerance × baseline is congested; for S > 10 samples the margin
+	// Tolerance − 1 shrinks by √(10/S), to a quarter of it at most.
+	// Default 2; range [1, 100].
 	Tolerance float64
 	// Backoff is the smallest factor one window may multiply the limit by.
 	// Default 0.5; range [0.1, 1).
 	Backoff float64
 	// Growth multiplies the limit after a healthy window in which the limit
-	// was binding (peak in-flight reached it). Default 1.5; range (1, 10].
+	// was binding (peak in-flight reached it), below the slow-start
+	// threshold (see [Hybrid]). Default 1.5; range (1, 10].
 	Growth float64
 	// BaselineRise is the time constant with which the RTT baseline rises
 	// towards a higher RTT that lasts: after a step of the RTT, the baseline
@@ -30,11 +34,20 @@ type HybridConfig struct {
 //
 //	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
+//	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
-//	else if r > T × b:  limit × max(Backoff, T × b / r)       (RTT gradient)
-//	else if p ≥ limit:  max(limit + 1, limit × Growth)        (binding, healthy)
+//	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient)
+//	else if p ≥ limit:                                         (binding, healthy)
+//	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
+//	    limit < ssthresh or no ssthresh yet: min(ssthresh, max(limit + 1, limit × Growth))
+//	    else:                                limit + 1              (congestion avoidance)
 //	else if 2p ≥ limit: limit + 1
 //	else:               unchanged                              (caller not using it)
+//
+// ssthresh (RFC 5681's slow-start threshold) is set by the first congested
+// window after a healthy one (later congested windows of the same episode
+// leave it, as repeated timeouts do in RFC 5681 §3.1): the limit after that
+// window's decrease, at most its peak in-flight (FlightSize, not cwnd).
 //
 // It is built from the gradient of Netflix concurrency-limits' GradientLimit
 // and Gradient2Limit and the decrease of AIMD (RFC 5681), and fixes their
@@ -47,13 +60,22 @@ type HybridConfig struct {
 //     time constant instead of Gradient2's 600-window average with its
 //     catch-up decay, so a 20× step stays "congested" for about an hour;
 //     and windows with drops never move it up;
-//   - recovery is multiplicative, like TCP slow start: from 1 to 22 in 7
-//     binding windows (2, 3, 4, 6, 10, 15, 22) instead of AIMD's 19 to 20.
+//   - recovery is fast: the first healthy, binding window after a
+//     congestion episode goes back to ssthresh at once (TCP fast recovery),
+//     and growth below ssthresh is multiplicative, like TCP slow start:
+//     from 1 to 22 in 7 binding windows (2, 3, 4, 6, 10, 15, 22) instead of
+//     AIMD's 19 to 20; above ssthresh it is +1 per window, so a limit that
+//     found the capacity once probes past it slowly instead of by ×Growth.
 type Hybrid struct {
 	tolerance, backoff, growth float64
 	rise                       float64 // ns
 	baseline                   float64 // ns; 0 until the first success
 	est                        estimate
+	// ssthresh is RFC 5681's slow-start threshold: the limit after the
+	// first decrease of the last congestion episode, at most that window's
+	// peak in-flight; 0 before the first one.
+	ssthresh  float64
+	congested bool // the previous window lowered the limit
 }
 
 // NewHybrid returns a Hybrid algorithm, or an error naming the field of cfg
@@ -102,16 +124,37 @@ func (h *Hybrid) Update(limit int, w Window) int {
 			h.baseline += (r - h.baseline) * min(1, float64(w.Duration)/h.rise)
 		}
 	}
+	// The mean of S samples is √(S/10) times less noisy than that of 10:
+	// its margin above the baseline shrinks alike, to a quarter at S ≥ 160.
+	tol := h.tolerance
+	if w.Samples > 10 {
+		tol = 1 + (tol-1)*max(0.25, math.Sqrt(10/float64(w.Samples)))
+	}
+	congested := w.Drops > 0 || r > tol*h.baseline
 	switch {
 	case w.Drops > 0:
 		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
-	case r > h.tolerance*h.baseline:
-		est *= max(h.backoff, h.tolerance*h.baseline/r)
+	case r > tol*h.baseline:
+		est *= max(h.backoff, tol*h.baseline/r)
 	case w.MaxInFlight >= limit:
-		est = max(est+1, est*h.growth)
+		switch {
+		case h.congested && est < h.ssthresh:
+			est = h.ssthresh // fast recovery: back to the threshold
+		case h.ssthresh == 0 || est < h.ssthresh:
+			est = max(est+1, est*h.growth) // slow start
+			if h.ssthresh > 0 {
+				est = min(est, h.ssthresh)
+			}
+		default:
+			est++ // congestion avoidance
+		}
 	case 2*w.MaxInFlight >= limit:
 		est++
 	}
+	if congested && !h.congested {
+		h.ssthresh = max(1, min(est, float64(w.MaxInFlight)))
+	}
+	h.congested = congested
 	return h.est.set(est)
 }
 

@@ -35,7 +35,7 @@ type Config struct {
 	SlowRatio float64
 
 	// OpenFor is how long the breaker stays open before it lets probes
-	// through (half-open). Default 5 s; range [1 ms, 1 h].
+	// through (half-open). Default 2 s; range [1 ms, 1 h].
 	OpenFor time.Duration
 
 	// Probes is how many calls half-open admits; it closes after that many
@@ -67,7 +67,7 @@ const (
 	DefaultFailureRatio = 0.5
 	DefaultSlowCall     = time.Second
 	DefaultSlowRatio    = 0.8
-	DefaultOpenFor      = 5 * time.Second
+	DefaultOpenFor      = 2 * time.Second
 	DefaultProbes       = 3
 	DefaultProbeLease   = 10 * time.Second
 )
