@@ -73,25 +73,7 @@ func TestGateNameLabelValues(t *testing.T) {
 }
 
 func hasSeries(mfs []*dto.MetricFamily, name string, want map[string]string) bool {
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue metric
-				}
-			}
-			return true
-		}
-	}
-	return false
+	return find(mfs, name, want) != nil
 }
 
 // One Observe() option given to two gates at once: exactly one New may

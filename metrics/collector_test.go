@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
 	"github.com/floodgate-go/floodgate"
@@ -37,13 +38,30 @@ func ok(context.Context) error { return nil }
 var errDown = errors.New("downstream down")
 
 // value returns the value of the series of family name whose labels include
-// want, and whether there was one.
+// want (a histogram's sample count), and whether there was one.
 func value(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) (float64, bool) {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := find(mfs, name, want)
+	switch {
+	case m == nil:
+		return 0, false
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue(), true
+	case m.Counter != nil:
+		return m.GetCounter().GetValue(), true
+	case m.Histogram != nil:
+		return float64(m.GetHistogram().GetSampleCount()), true
+	}
+	return 0, false
+}
+
+// find returns the first series of family name whose labels include want,
+// or nil.
+func find(mfs []*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
@@ -59,17 +77,10 @@ func value(t *testing.T, reg *prometheus.Registry, name string, want map[string]
 					continue metric
 				}
 			}
-			switch {
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue(), true
-			case m.Counter != nil:
-				return m.GetCounter().GetValue(), true
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount()), true
-			}
+			return m
 		}
 	}
-	return 0, false
+	return nil
 }
 
 // The exposition follows Prometheus's naming conventions (promlint finds
