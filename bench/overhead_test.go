@@ -124,7 +124,7 @@ var successCases = []overheadCase{
 	{name: "failsafe-go", build: func(_ testing.TB, fn func(context.Context) error) func() error {
 		ctx := context.Background()
 		lim := adaptivelimiter.NewBuilder[any]().WithLimits(limitFloor, 200, limitFloor).Build()
-		ex := newFailsafe(lim, newFailsafeBreaker())
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
 		run := func() error { return fn(ctx) }
 		return func() error { return ex.Run(run) }
 	}},
@@ -134,7 +134,7 @@ var successCases = []overheadCase{
 		// RunWithExecution copies the execution for fn.
 		ctx := context.Background()
 		lim := adaptivelimiter.NewBuilder[any]().WithLimits(limitFloor, 200, limitFloor).Build()
-		ex := newFailsafe(lim, newFailsafeBreaker())
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
 		run := func(e failsafe.Execution[any]) error { return fn(e.Context()) }
 		return func() error { return ex.WithContext(ctx).RunWithExecution(run) }
 	}},
@@ -182,7 +182,7 @@ var shedCases = []overheadCase{
 		if _, ok := lim.TryAcquirePermit(); !ok { // hold the only permit
 			tb.Fatal("failsafe-go: no permit to hold")
 		}
-		ex := newFailsafe(lim, newFailsafeBreaker())
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
 		run := func() error { return fn(ctx) }
 		return func() error { return ex.Run(run) }
 	}},
@@ -217,7 +217,7 @@ var openCases = []overheadCase{
 	}},
 	{name: "failsafe-go", refused: circuitbreaker.ErrOpen, build: func(_ testing.TB, fn func(context.Context) error) func() error {
 		ctx := context.Background()
-		cb := newFailsafeBreaker()
+		cb := newFailsafeBreaker(time.Hour) // stays open for the whole benchmark, like floodgate's above
 		cb.Open()
 		ex := newFailsafe(adaptivelimiter.NewWithDefaults[any](), cb)
 		run := func() error { return fn(ctx) }
@@ -245,16 +245,17 @@ func newLimiter(tb testing.TB, cfg adaptive.Config) *adaptive.Limiter {
 
 // newFailsafeBreaker is failsafe-go's circuit breaker set like floodgate's
 // default breaker where the two have the same knob: trips at 50% failures
-// of at least 20 calls in 10 s, stays open 5 s, closes after 3 successes.
+// of at least 20 calls in 10 s, stays open for delay, closes after 3
+// successes.
 // By default it would count every error as a failure, including the
 // limiter's ErrExceeded below it, so that shedding load alone would open it
 // after 20 sheds; like floodgate's, it does not count a shed as a failure
 // (failsafe-go has no "ignore" outcome: a shed counts as a success).
-func newFailsafeBreaker() circuitbreaker.CircuitBreaker[any] {
+func newFailsafeBreaker(delay time.Duration) circuitbreaker.CircuitBreaker[any] {
 	return circuitbreaker.NewBuilder[any]().
 		HandleIf(func(_ any, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
 		WithFailureRateThreshold(0.5, 20, 10*time.Second).
-		WithDelay(5 * time.Second).
+		WithDelay(delay).
 		WithSuccessThreshold(3).
 		Build()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/adaptive"
+	"github.com/floodgate-go/floodgate/breaker"
 	"github.com/floodgate-go/floodgate/retry"
 )
 
@@ -173,19 +174,35 @@ type failsafeCaller struct {
 	limiter adaptivelimiter.AdaptiveLimiter[any]
 }
 
-// newFailsafe builds failsafe-go with its defaults, but for the breaker.
-// Its default (open after one failure, for one minute) would turn any error
-// rate into an outage, so it gets floodgate's thresholds instead (50%
-// failures of at least 20 calls in 10 s, open 5 s, 3 probes); and, like
-// floodgate's, it does not count the limiter's rejections as failures (by
-// default it counts every error, and then opens as soon as the limiter
-// sheds: S2 goodput 6.4 calls/s).
+// newFailsafe builds failsafe-go set up the way the harness sets up
+// floodgate, everything else at failsafe-go's defaults (no backoff,
+// budget.New(), the adaptive limiter's defaults):
+//   - the breaker: floodgate's thresholds (50% failures of at least 20
+//     calls in 10 s, 3 probes) and its default open time
+//     (breaker.DefaultOpenFor), instead of failsafe-go's default (open
+//     after one failure, for one minute), which would turn any error rate
+//     into an outage; like floodgate's, it does not count the limiter's
+//     rejections as failures (by default it counts every error, and opens
+//     as soon as the limiter sheds: S2 goodput 6.4 calls/s);
+//   - the server's Retry-After through WithDelayFunc, as failsafehttp's
+//     retry policy does (floodgate gets retry.Overload(err, hint));
+//   - no retry of a call its own breaker or limiter refused, as Guard does
+//     (AbortOnErrors), the same setup as bench/overhead_test.go's.
 func newFailsafe() *failsafeCaller {
 	lim := adaptivelimiter.NewWithDefaults[any]()
-	rp := retrypolicy.NewBuilder[any]().WithBudget(budget.New()).Build()
+	rp := retrypolicy.NewBuilder[any]().WithBudget(budget.New()).
+		WithDelayFunc(func(e failsafe.ExecutionAttempt[any]) time.Duration {
+			var th *ThrottledError
+			if errors.As(e.LastError(), &th) {
+				return th.RetryAfter
+			}
+			return -1 // the policy's own delay
+		}).
+		AbortOnErrors(circuitbreaker.ErrOpen, adaptivelimiter.ErrExceeded).
+		Build()
 	cb := circuitbreaker.NewBuilder[any]().
 		WithFailureRateThreshold(0.5, 20, 10*time.Second).
-		WithDelay(5 * time.Second).
+		WithDelay(breaker.DefaultOpenFor).
 		WithSuccessThreshold(3).
 		HandleIf(func(_ any, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
 		Build()

@@ -117,7 +117,7 @@ func run(t *testing.T, docs string) {
 }
 
 // phaseSweep runs S3 with the outage ending at 58 to 64 s, for floodgate
-// and failsafe-go: both breakers stay open 5 s at a time, so which one
+// and failsafe-go: both breakers stay open breaker.DefaultOpenFor (2 s) at a time, so which one
 // recovers first depends on where the end of the outage falls in its
 // open-probe cycle. It returns a Markdown table.
 func phaseSweep(t *testing.T) string {
