@@ -81,9 +81,7 @@ func hasSeries(mfs []*dto.MetricFamily, name string, want map[string]string) boo
 // gates share one observer and every scrape fails with duplicate series.
 // Under -race the detector also flags the option's unsynchronised check.
 func TestObserveOptionReusedConcurrently(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps: the test races two News")
-	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // at least 2 Ps until the end; needs two Ps: the test races two News
 	for i := range 500 {
 		c := metrics.NewCollector()
 		reg := prometheus.NewPedanticRegistry()
@@ -119,9 +117,7 @@ func TestRemoveRacesReAdd(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	ctx := context.Background()
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("needs two Ps: the test races Remove against New")
-	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // at least 2 Ps until the end; needs two Ps: the test races Remove against New
 	// A stress test: the window is a few instructions wide, hit about once
 	// in 1,000 rounds on 2 CPUs before the fix; it stops at the first lost gate.
 	lost, round := 0, 0
