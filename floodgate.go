@@ -20,7 +20,7 @@ type Gate struct {
 	breaker *breaker.Breaker
 	retry   *retry.Policy
 	budget  *retry.Budget
-	obs     Observer // nil: no observer calls, no extra clock reads
+	obs     Observer  // nil: no observer calls, no extra clock reads
 	base    time.Time // monotonic origin: attempt starts are base + time.Since(base)
 }
 
