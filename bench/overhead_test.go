@@ -102,19 +102,9 @@ var successCases = []overheadCase{
 		}
 	}},
 	{name: "floodgate-limiter", build: func(tb testing.TB, fn func(context.Context) error) func() error {
-		// The limiter alone, as a user of package adaptive drives it: Release
-		// needs the start time and the RTT, so one clock pair is part of it.
 		ctx := context.Background()
 		l := newLimiter(tb, adaptive.Config{MinLimit: limitFloor})
-		return func() error {
-			if !l.Acquire() {
-				return adaptive.ErrShed
-			}
-			start := time.Now()
-			err := fn(ctx)
-			l.Release(start, time.Since(start), adaptive.Success)
-			return err
-		}
+		return limiterCall(l, func() error { return fn(ctx) })
 	}},
 	{name: "floodgate-guard", build: func(tb testing.TB, fn func(context.Context) error) func() error {
 		ctx := context.Background()
@@ -160,15 +150,7 @@ var shedCases = []overheadCase{
 		ctx := context.Background()
 		l := newLimiter(tb, adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1})
 		l.Acquire() // hold the only slot
-		return func() error {
-			if !l.Acquire() {
-				return adaptive.ErrShed
-			}
-			start := time.Now()
-			err := fn(ctx)
-			l.Release(start, time.Since(start), adaptive.Success)
-			return err
-		}
+		return limiterCall(l, func() error { return fn(ctx) })
 	}},
 	{name: "floodgate-guard", refused: floodgate.ErrShed, build: func(tb testing.TB, fn func(context.Context) error) func() error {
 		ctx := context.Background()
@@ -223,6 +205,21 @@ var openCases = []overheadCase{
 		run := func() error { return fn(ctx) }
 		return func() error { return ex.Run(run) }
 	}},
+}
+
+// limiterCall drives the limiter alone, as a user of package adaptive
+// does: Release needs the start time and the RTT, so one clock pair is
+// part of it.
+func limiterCall(l *adaptive.Limiter, fn func() error) func() error {
+	return func() error {
+		if !l.Acquire() {
+			return adaptive.ErrShed
+		}
+		start := time.Now()
+		err := fn()
+		l.Release(start, time.Since(start), adaptive.Success)
+		return err
+	}
 }
 
 func newGate(tb testing.TB, opts ...floodgate.Option) *floodgate.Gate {

@@ -11,14 +11,17 @@ import (
 	"github.com/floodgate-go/floodgate/metrics"
 )
 
+// variants are the two gates each benchmark compares.
+var variants = []struct {
+	name    string
+	observe bool
+}{{"plain", false}, {"collector", true}}
+
 // BenchmarkGuard is Guard's success path without and with the collector
 // registered (and scraped once, so the series exist): the difference is
 // what the metrics cost per call.
 func BenchmarkGuard(b *testing.B) {
-	for _, tc := range []struct {
-		name    string
-		observe bool
-	}{{"plain", false}, {"collector", true}} {
+	for _, tc := range variants {
 		b.Run(tc.name, func(b *testing.B) {
 			g := benchGate(b, tc.observe)
 			ctx := context.Background()
@@ -34,10 +37,7 @@ func BenchmarkGuard(b *testing.B) {
 
 // BenchmarkGuardParallel is the same from every P at once.
 func BenchmarkGuardParallel(b *testing.B) {
-	for _, tc := range []struct {
-		name    string
-		observe bool
-	}{{"plain", false}, {"collector", true}} {
+	for _, tc := range variants {
 		b.Run(tc.name, func(b *testing.B) {
 			g := benchGate(b, tc.observe)
 			ctx := context.Background()
@@ -54,7 +54,7 @@ func BenchmarkGuardParallel(b *testing.B) {
 	}
 }
 
-func benchGate(b *testing.B, observe bool) *floodgate.Gate {
+func benchGate(tb testing.TB, observe bool) *floodgate.Gate {
 	opts := []floodgate.Option{floodgate.WithLimiter(adaptive.Config{
 		Algorithm: adaptive.Fixed{}, InitialLimit: 1 << 20, MaxLimit: 1 << 20})}
 	if observe {
@@ -64,13 +64,13 @@ func benchGate(b *testing.B, observe bool) *floodgate.Gate {
 		opts = append(opts, c.Observe())
 		defer func() {
 			if _, err := reg.Gather(); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}()
 	}
 	g, err := floodgate.New("bench", opts...)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return g
 }
