@@ -27,12 +27,17 @@ type Window struct {
 // window accumulates samples with atomic counters; no lock is taken per call.
 // The goroutine that wins the compare-and-swap on start closes the window.
 type window struct {
+	// read by every call, written rarely (once per window, or when the
+	// in-flight peak or the min RTT moves)
 	start       atomic.Int64 // ns since Limiter.base
-	samples     atomic.Int64
-	drops       atomic.Int64
-	sumRTT      atomic.Int64 // ns, successes only
 	minRTT      atomic.Int64 // ns, successes only; math.MaxInt64 when none
 	maxInFlight atomic.Int64
+	_           [40]byte
+	// written by every Release
+	samples atomic.Int64
+	drops   atomic.Int64
+	sumRTT  atomic.Int64 // ns, successes only
+	_       [40]byte
 }
 
 func (w *window) reset(now int64) {

@@ -19,8 +19,15 @@
 // call. A probe that has not reported back within ProbeLease is given up, so
 // a probe that hangs cannot keep the breaker half-open for ever.
 //
-// Cost on the closed path: gobreaker's mutex and its two clock reads, and
-// atomic adds to the window; the state is mirrored in an atomic so that
+// Cost on the closed path: an atomic load to admit a call and atomic adds to
+// the window to count it; no lock, no clock read, no allocation. The state
+// is mirrored from gobreaker in an atomic (updated under gobreaker's mutex
+// at each transition), and while it reads closed, calls are admitted from
+// the mirror and counted in the window without entering gobreaker; a failed
+// or slow call that brings the window to a trip is then passed to gobreaker,
+// whose ReadyToTrip reads the same window and opens it. Open and half-open
+// calls go through gobreaker's two-step Allow and done (its mutex, two clock
+// reads and a 48 B closure), which owns the open timer and the probe count.
 // [Breaker.State] and the state-change callback never take gobreaker's lock
 // while it is held.
 package breaker
@@ -122,9 +129,10 @@ type probe struct {
 // Permit is a call's admission, returned by [Breaker.Allow] and handed back,
 // once, to [Breaker.Done].
 type Permit struct {
-	done  func(error)
-	probe *probe
-	gen   uint64
+	done   func(error) // gobreaker's, for open and half-open admissions
+	probe  *probe
+	gen    uint64
+	closed bool // admitted from the closed mirror, without gobreaker
 }
 
 // New returns a Breaker named name configured by cfg, or an error naming the
@@ -167,6 +175,14 @@ func permille(r float64) int64 { return int64(r*1000 + 0.5) }
 // [Breaker.Done] when the call ends, or [ErrOpen] at once if the breaker is
 // open, or half-open with every probe out and none past its lease.
 func (b *Breaker) Allow() (Permit, error) {
+	// gen before state: a permit taken as the breaker leaves closed carries
+	// the old generation, and Done then does not count it
+	if gen := b.gen.Load(); State(b.state.Load()) == Closed {
+		if b.pending.Load() > 0 {
+			b.dispatch()
+		}
+		return Permit{gen: gen, closed: true}, nil
+	}
 	done, err := b.cb.Allow()
 	if err != nil && errors.Is(err, gobreaker.ErrTooManyRequests) && b.reclaimProbe() {
 		done, err = b.cb.Allow()
@@ -194,6 +210,10 @@ func (b *Breaker) Allow() (Permit, error) {
 // reads no clock). A call lasting SlowCall or more counts as slow. Done must
 // be called once per Permit; a zero Permit is ignored.
 func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
+	if p.closed {
+		b.doneClosed(p, o, rtt, end)
+		return
+	}
 	if p.done == nil {
 		return
 	}
@@ -219,8 +239,40 @@ func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 	}
 }
 
-// readyToTrip runs under gobreaker's mutex after a failure or slow call in
-// the closed state.
+// doneClosed counts a call admitted while closed, and when a failed or slow
+// call brings the window to a trip, hands gobreaker a failure so that it
+// opens.
+func (b *Breaker) doneClosed(p Permit, o Outcome, rtt time.Duration, end time.Time) {
+	if o != Ignore && p.gen == b.gen.Load() {
+		slow := rtt >= b.slow
+		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
+		if (o == Failure || slow) && b.readyToTrip(gobreaker.Counts{}) {
+			b.trip(p.gen)
+		}
+	}
+	if b.pending.Load() > 0 {
+		b.dispatch()
+	}
+}
+
+// trip reports one failure to gobreaker, still closed in generation gen, so
+// that it asks readyToTrip and opens. If the breaker has left gen (another
+// call tripped it), the admission is handed back unused.
+func (b *Breaker) trip(gen uint64) {
+	done, err := b.cb.Allow()
+	if err != nil {
+		return // open already
+	}
+	if b.gen.Load() != gen {
+		done(errIgnore)
+		return
+	}
+	done(errFailed) // gobreaker ignores it if the generation moved on since
+}
+
+// readyToTrip reports whether the window's counts call for opening. It runs
+// under gobreaker's mutex after a failure or slow call in the closed state,
+// and without it in doneClosed.
 func (b *Breaker) readyToTrip(gobreaker.Counts) bool {
 	calls, failed, slow := b.win.sum()
 	if calls < b.minCalls {

@@ -236,3 +236,81 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// While closed, calls are admitted from the state mirror without gobreaker;
+// failures from many goroutines at once must still open the breaker once,
+// and calls admitted before it opened, reporting after, must not count in
+// the next closed period's window.
+func TestClosedPathTripsOnceUnderConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		goroutines int
+		failures   int // per goroutine
+		minCalls   int
+	}{
+		{"8 goroutines × 50 failures, MinCalls 20", 8, 50, 20},
+		{"32 goroutines × 10 failures, MinCalls 100", 32, 10, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			b := mustNew(t, Config{MinCalls: tc.minCalls, OpenFor: time.Hour,
+				OnStateChange: func(_ string, from, to State) {
+					mu.Lock()
+					got = append(got, from.String()+">"+to.String())
+					mu.Unlock()
+				}})
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for range tc.goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					for range tc.failures {
+						p, err := b.Allow()
+						if err != nil {
+							continue
+						}
+						b.Done(p, Failure, time.Millisecond, time.Now())
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			_ = b.State() // delivers queued changes
+			mu.Lock()
+			defer mu.Unlock()
+			if s := strings.Join(got, " "); s != "closed>open" {
+				t.Errorf("transitions %q, want one closed>open", s)
+			}
+			if _, err := b.Allow(); !errors.Is(err, ErrOpen) {
+				t.Errorf("Allow after %d failures: %v, want ErrOpen", tc.goroutines*tc.failures, err)
+			}
+		})
+	}
+}
+
+// A call admitted while closed that reports after the breaker has opened and
+// closed again is not counted in the new closed period.
+func TestStaleClosedPermitNotCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, Config{MinCalls: 5, OpenFor: time.Second, Probes: 1})
+		stale, err := b.Allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			_ = call(t, b, time.Millisecond, Failure)
+		}
+		time.Sleep(time.Second + time.Millisecond)
+		_ = call(t, b, time.Millisecond, Success) // the probe closes it
+		if s := b.State(); s != Closed {
+			t.Fatalf("state %v, want closed", s)
+		}
+		b.Done(stale, Failure, time.Millisecond, time.Now())
+		if c := b.Counts(); c.Calls != 0 {
+			t.Errorf("stale permit counted in the new window: %+v", c)
+		}
+	})
+}
