@@ -99,8 +99,19 @@ func TestScenarioS4BrownOut(t *testing.T) { runScenario(t, "S4") }
 func TestScenarioS5Throttling(t *testing.T) { runScenario(t, "S5") }
 
 // S6: the downstream loses half its workers. Protects: the limit follows
-// the capacity down.
-func TestScenarioS6CapacityLoss(t *testing.T) { runScenario(t, "S6") }
+// the capacity down and stays near it. The target (settled within
+// 20% within 10 s) is not met; this holds what is: with Hybrid's margin
+// (T − 1)·√(4/S) the limit is within 20% of the 20 workers 90% of the
+// samples from 10 s after the loss (24% with the earlier √(10/S), floor
+// 1/4).
+func TestScenarioS6CapacityLoss(t *testing.T) {
+	rs := runScenario(t, "S6")
+	for _, r := range rs {
+		if r.Contender == "floodgate" && r.LimitInBand < 0.8 {
+			t.Errorf("floodgate's limit within 20%% of capacity %.0f%% of the time, want ≥ 80%% (measured 90%%)", 100*r.LimitInBand)
+		}
+	}
+}
 
 // S7: three layers each retry. Protects: an outer Gate never retries an
 // inner Gate's failure, so retries do not multiply across layers.

@@ -64,6 +64,9 @@ type Result struct {
 	// LimitLow and LimitHigh are the smallest and largest limit sampled
 	// from onset + 10 s to the end (calls).
 	LimitLow, LimitHigh int
+	// LimitInBand is the share of the limit samples from onset + 10 s to
+	// the end that are within ±20% of the worker count (ratio 0..1).
+	LimitInBand float64
 	// EarlyAttempts counts attempts started before the Retry-After hint of
 	// the same call's previous answer had expired.
 	EarlyAttempts int
@@ -129,10 +132,18 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	if sc.Onset > 0 || sc.Recovery > 0 {
 		r.UnderCapacity = underCapacity(samples, sc.Onset, end)
 		r.LimitSettled = limitSettled(samples, sc.Onset, sc.Duration)
+		var n, in int
 		for _, s := range samples {
 			if s.T >= sc.Onset+10*time.Second && s.T < sc.Duration && s.Limit > 0 {
 				r.LimitLow, r.LimitHigh = min(r.LimitLow, s.Limit), max(r.LimitHigh, s.Limit)
+				n++
+				if inBand(s.Limit, s.Capacity) {
+					in++
+				}
 			}
+		}
+		if n > 0 {
+			r.LimitInBand = float64(in) / float64(n)
 		}
 	}
 	if r.LimitLow == math.MaxInt {
@@ -171,15 +182,19 @@ func limitSettled(samples []Sample, onset, end time.Duration) time.Duration {
 		if s.T < onset || s.T >= end {
 			continue
 		}
-		within := math.Abs(float64(s.Limit-s.Capacity)) <= 0.2*float64(s.Capacity)
 		switch {
-		case !within:
+		case !inBand(s.Limit, s.Capacity):
 			settled = Never
 		case settled == Never:
 			settled = s.T - onset
 		}
 	}
 	return settled
+}
+
+// inBand reports whether limit is within ±20% of capacity.
+func inBand(limit, capacity int) bool {
+	return math.Abs(float64(limit-capacity)) <= 0.2*float64(capacity)
 }
 
 // recovered: see Result.Recovered.

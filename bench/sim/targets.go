@@ -70,7 +70,8 @@ func Targets() []Target {
 		beatsFailsafe("S5"),
 		{"S6", "limit within 20% of the new capacity within 10 s", func(rs []*Result) (string, bool) {
 			r := fg(rs)
-			return fmt.Sprintf("settled: %s; limit %d–%d from 10 s after the loss", span(r.LimitSettled), r.LimitLow, r.LimitHigh),
+			return fmt.Sprintf("settled: %s; limit %d–%d from 10 s after the loss, %.0f%% of the time within 20%%",
+					span(r.LimitSettled), r.LimitLow, r.LimitHigh, 100*r.LimitInBand),
 				within(r.LimitSettled, 10*time.Second)
 		}},
 		beatsFailsafe("S6"),
