@@ -8,10 +8,9 @@ import (
 
 // HybridConfig configures [Hybrid]. Zero fields select the defaults.
 type HybridConfig struct {
-	// Tolerance: a window of up to 4 samples whose mean RTT exceeds
-	// Tolerance × baseline is congested; for S > 4 samples the margin
-	// Tolerance − 1 shrinks by √(4/S), to a tenth of it at most (S ≥ 400;
-	// 90 samples: 1.21 at the default).
+	// Tolerance: a window of up to 10 samples whose mean RTT exceeds
+	// Tolerance × baseline is congested; for S > 10 samples the margin
+	// Tolerance − 1 shrinks by √(10/S), to a quarter of it at most.
 	// Default 2; range [1, 100].
 	Tolerance float64
 	// Backoff is the smallest factor one window may multiply the limit by.
@@ -35,7 +34,7 @@ type HybridConfig struct {
 //
 //	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
-//	T' = T for S ≤ 4, else 1 + (T − 1) × max(1/10, √(4/S))    (noise of the mean)
+//	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient)
 //	else if p ≥ limit:                                         (binding, healthy)
@@ -125,11 +124,11 @@ func (h *Hybrid) Update(limit int, w Window) int {
 			h.baseline += (r - h.baseline) * min(1, float64(w.Duration)/h.rise)
 		}
 	}
-	// The mean of S samples is √(S/4) times less noisy than that of 4: its
-	// margin above the baseline shrinks alike, to a tenth at S ≥ 400.
+	// The mean of S samples is √(S/10) times less noisy than that of 10:
+	// its margin above the baseline shrinks alike, to a quarter at S ≥ 160.
 	tol := h.tolerance
-	if w.Samples > 4 {
-		tol = 1 + (tol-1)*max(0.1, math.Sqrt(4/float64(w.Samples)))
+	if w.Samples > 10 {
+		tol = 1 + (tol-1)*max(0.25, math.Sqrt(10/float64(w.Samples)))
 	}
 	congested := w.Drops > 0 || r > tol*h.baseline
 	switch {

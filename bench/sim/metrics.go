@@ -64,6 +64,11 @@ type Result struct {
 	// LimitLow and LimitHigh are the smallest and largest limit sampled
 	// from onset + 10 s to the end (calls).
 	LimitLow, LimitHigh int
+	// HealthyLost counts the calls that arrived while the downstream was
+	// healthy and under capacity (from 2 s to 2 s before the onset, and
+	// from recovery + 5 s to the end) and did not succeed within the SLO
+	// (calls).
+	HealthyLost int
 	// LimitInBand is the share of the limit samples from onset + 10 s to
 	// the end that are within ±20% of the worker count (ratio 0..1).
 	LimitInBand float64
@@ -152,6 +157,11 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	if sc.Recovery > 0 {
 		r.Recovered = recovered(r.Bins, sc.Recovery)
 	}
+	for _, b := range r.Bins {
+		if healthySecond(sc, b.T) {
+			r.HealthyLost += b.Offered - b.Good
+		}
+	}
 	return r
 }
 
@@ -190,6 +200,22 @@ func limitSettled(samples []Sample, onset, end time.Duration) time.Duration {
 		}
 	}
 	return settled
+}
+
+// healthySecond reports whether the arrival second starting at t is one in
+// which the downstream was healthy and under capacity: after a 2 s warm-up
+// and until 2 s before the onset (S2's offered load reaches the capacity
+// at its onset), or from 5 s after recovery to the end.
+func healthySecond(sc Scenario, t time.Duration) bool {
+	switch {
+	case t < 2*time.Second:
+		return false
+	case sc.Onset > 0 && t < sc.Onset-2*time.Second:
+		return true
+	case sc.Recovery > 0 && t >= sc.Recovery+5*time.Second:
+		return true
+	}
+	return sc.Onset == 0
 }
 
 // inBand reports whether limit is within ±20% of capacity.
