@@ -96,9 +96,11 @@ type Breaker struct {
 	name string
 	cb   *gobreaker.TwoStepCircuitBreaker[struct{}]
 
-	state     atomic.Uint32 // State, mirrored from gobreaker
-	gen       atomic.Uint64 // bumped on every state change
-	openUntil atomic.Int64  // ns since base, while open
+	// mirror is gobreaker's state and a generation bumped on every state
+	// change, in one word (generation<<2 | State) so that a reader never
+	// pairs one transition's state with another's generation
+	mirror    atomic.Uint64
+	openUntil atomic.Int64 // ns since base, while open
 	base      time.Time
 	win       *rolling
 
@@ -171,13 +173,22 @@ func New(name string, cfg Config) (*Breaker, error) {
 
 func permille(r float64) int64 { return int64(r*1000 + 0.5) }
 
+// snapshot returns the mirrored state and its generation, read together.
+func (b *Breaker) snapshot() (State, uint64) {
+	m := b.mirror.Load()
+	return State(m & 3), m >> 2
+}
+
+// gen returns the current generation.
+func (b *Breaker) gen() uint64 { return b.mirror.Load() >> 2 }
+
 // Allow asks to let a call through. It returns a Permit to hand to
 // [Breaker.Done] when the call ends, or [ErrOpen] at once if the breaker is
 // open, or half-open with every probe out and none past its lease.
 func (b *Breaker) Allow() (Permit, error) {
-	// gen before state: a permit taken as the breaker leaves closed carries
-	// the old generation, and Done then does not count it
-	if gen := b.gen.Load(); State(b.state.Load()) == Closed {
+	// a permit taken as the breaker leaves closed carries the closed
+	// generation, and Done then does not count it
+	if st, gen := b.snapshot(); st == Closed {
 		if b.pending.Load() > 0 {
 			b.dispatch()
 		}
@@ -189,8 +200,9 @@ func (b *Breaker) Allow() (Permit, error) {
 	}
 	var p Permit
 	if err == nil {
-		p = Permit{done: done, gen: b.gen.Load()}
-		if State(b.state.Load()) == HalfOpen {
+		st, gen := b.snapshot()
+		p = Permit{done: done, gen: gen}
+		if st == HalfOpen {
 			// leased before any callback runs: if one panics, the lease
 			// runs out and the probe is reclaimed
 			p.probe = b.leaseProbe(done, p.gen)
@@ -207,7 +219,8 @@ func (b *Breaker) Allow() (Permit, error) {
 
 // Done reports how the call admitted by p ended: its outcome and its
 // duration rtt, which ended at end (a time from [time.Now], so that Done
-// reads no clock). A call lasting SlowCall or more counts as slow. Done must
+// reads no clock; an end before the breaker was created, such as a zero
+// time.Time, is not counted). A call lasting SlowCall or more counts as slow. Done must
 // be called once per Permit; a zero Permit is ignored.
 func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 	if p.closed {
@@ -230,7 +243,7 @@ func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 	case slow:
 		verdict = errSlow
 	}
-	if o != Ignore && p.gen == b.gen.Load() {
+	if o != Ignore && p.gen == b.gen() {
 		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
 	}
 	p.done(verdict)
@@ -243,7 +256,7 @@ func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 // call brings the window to a trip, hands gobreaker a failure so that it
 // opens.
 func (b *Breaker) doneClosed(p Permit, o Outcome, rtt time.Duration, end time.Time) {
-	if o != Ignore && p.gen == b.gen.Load() {
+	if o != Ignore && p.gen == b.gen() {
 		slow := rtt >= b.slow
 		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
 		if (o == Failure || slow) && b.readyToTrip(gobreaker.Counts{}) {
@@ -263,7 +276,7 @@ func (b *Breaker) trip(gen uint64) {
 	if err != nil {
 		return // open already
 	}
-	if b.gen.Load() != gen {
+	if b.gen() != gen {
 		done(errIgnore)
 		return
 	}
@@ -291,8 +304,7 @@ func (b *Breaker) changed(_ string, from, to gobreaker.State) {
 	if t == Closed {
 		b.win.reset()
 	}
-	b.gen.Add(1)
-	b.state.Store(uint32(t))
+	b.mirror.Store((b.gen()+1)<<2 | uint64(t)) // under gobreaker's mutex: one writer
 	if b.events != nil {
 		select {
 		case b.events <- transition{f, t}:
@@ -358,7 +370,7 @@ func (b *Breaker) reclaimProbe() bool {
 	now := int64(time.Since(b.base))
 	var expired *probe
 	b.probesMu.Lock()
-	if b.probesGen == b.gen.Load() {
+	if b.probesGen == b.gen() {
 		for i, p := range b.probes {
 			if p.expires <= now && p.claimed.CompareAndSwap(false, true) {
 				expired = p
@@ -389,7 +401,7 @@ func (b *Breaker) State() State {
 // without taking any lock or reading the clock: the retry loop asks it
 // before it sleeps.
 func (b *Breaker) OpenAt(t time.Time) bool {
-	return State(b.state.Load()) == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
+	return State(b.mirror.Load()&3) == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
 }
 
 // RetryIn returns how long until the breaker lets a call through again: the
@@ -397,7 +409,7 @@ func (b *Breaker) OpenAt(t time.Time) bool {
 // with every probe out, and 0 otherwise.
 func (b *Breaker) RetryIn() time.Duration {
 	now := int64(time.Since(b.base))
-	switch State(b.state.Load()) {
+	switch State(b.mirror.Load() & 3) {
 	case Open:
 		return time.Duration(max(b.openUntil.Load()-now, 0))
 	case HalfOpen:

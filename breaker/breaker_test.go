@@ -314,3 +314,31 @@ func TestStaleClosedPermitNotCounted(t *testing.T) {
 		}
 	})
 }
+
+// Done with an end before the breaker existed (a zero time.Time, or a time
+// from before New) counts nothing and does not panic: it once indexed the
+// window with a negative bucket (found by an adversarial review).
+func TestDoneWithEndBeforeTheBreaker(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  time.Time
+	}{
+		{"zero time", time.Time{}},
+		{"an hour before New", time.Now().Add(-time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mustNew(t, Config{MinCalls: 1})
+			p, err := b.Allow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Done(p, Failure, time.Millisecond, tc.end)
+			if c := b.Counts(); c.Calls != 0 {
+				t.Errorf("counts %+v, want nothing counted", c)
+			}
+			if s := b.State(); s != Closed {
+				t.Errorf("state %v, want closed", s)
+			}
+		})
+	}
+}

@@ -28,6 +28,9 @@ func newRolling(n int, period int64) *rolling {
 
 // add counts one call that ended at now (ns since the breaker's origin).
 func (r *rolling) add(now int64, failed, slow bool) {
+	if now < 0 {
+		return // an end before the breaker existed (a zero time.Time): not counted
+	}
 	e := now / r.period
 	b := &r.buckets[e%int64(len(r.buckets))]
 	for {
