@@ -182,6 +182,9 @@ func (b *Breaker) snapshot() (State, uint64) {
 // gen returns the current generation.
 func (b *Breaker) gen() uint64 { return b.mirror.Load() >> 2 }
 
+// state returns the mirrored state.
+func (b *Breaker) state() State { return State(b.mirror.Load() & 3) }
+
 // Allow asks to let a call through. It returns a Permit to hand to
 // [Breaker.Done] when the call ends, or [ErrOpen] at once if the breaker is
 // open, or half-open with every probe out and none past its lease.
@@ -220,8 +223,8 @@ func (b *Breaker) Allow() (Permit, error) {
 // Done reports how the call admitted by p ended: its outcome and its
 // duration rtt, which ended at end (a time from [time.Now], so that Done
 // reads no clock; an end before the breaker was created, such as a zero
-// time.Time, is not counted). A call lasting SlowCall or more counts as slow. Done must
-// be called once per Permit; a zero Permit is ignored.
+// time.Time, is not counted). A call lasting SlowCall or more counts as
+// slow. Done must be called once per Permit; a zero Permit is ignored.
 func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 	if p.closed {
 		b.doneClosed(p, o, rtt, end)
@@ -259,7 +262,7 @@ func (b *Breaker) doneClosed(p Permit, o Outcome, rtt time.Duration, end time.Ti
 	if o != Ignore && p.gen == b.gen() {
 		slow := rtt >= b.slow
 		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
-		if (o == Failure || slow) && b.readyToTrip(gobreaker.Counts{}) {
+		if (o == Failure || slow) && b.tripping() {
 			b.trip(p.gen)
 		}
 	}
@@ -283,10 +286,12 @@ func (b *Breaker) trip(gen uint64) {
 	done(errFailed) // gobreaker ignores it if the generation moved on since
 }
 
-// readyToTrip reports whether the window's counts call for opening. It runs
-// under gobreaker's mutex after a failure or slow call in the closed state,
-// and without it in doneClosed.
-func (b *Breaker) readyToTrip(gobreaker.Counts) bool {
+// readyToTrip is gobreaker's ReadyToTrip: it runs under gobreaker's mutex
+// after a failure or slow call in the closed state, and asks the window.
+func (b *Breaker) readyToTrip(gobreaker.Counts) bool { return b.tripping() }
+
+// tripping reports whether the window's counts call for opening.
+func (b *Breaker) tripping() bool {
 	calls, failed, slow := b.win.sum()
 	if calls < b.minCalls {
 		return false
@@ -401,7 +406,7 @@ func (b *Breaker) State() State {
 // without taking any lock or reading the clock: the retry loop asks it
 // before it sleeps.
 func (b *Breaker) OpenAt(t time.Time) bool {
-	return State(b.mirror.Load()&3) == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
+	return b.state() == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
 }
 
 // RetryIn returns how long until the breaker lets a call through again: the
@@ -409,7 +414,7 @@ func (b *Breaker) OpenAt(t time.Time) bool {
 // with every probe out, and 0 otherwise.
 func (b *Breaker) RetryIn() time.Duration {
 	now := int64(time.Since(b.base))
-	switch State(b.mirror.Load() & 3) {
+	switch b.state() {
 	case Open:
 		return time.Duration(max(b.openUntil.Load()-now, 0))
 	case HalfOpen:
