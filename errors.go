@@ -41,8 +41,10 @@ var (
 // own (Reason), or after more than one attempt. It wraps both Reason and
 // the last attempt's error, so errors.Is and errors.As see through it.
 //
-// An Error is not retried by an outer Gate (its class is Failure, or
-// Canceled when the caller cancelled): retries stay in one layer.
+// An Error is not retried by an outer Gate (its class is Refused when this
+// Gate shed the call or its breaker was open, Canceled when the caller
+// cancelled, Failure otherwise): retries stay in one layer, and an outer
+// Gate's breaker does not count this Gate's refusals.
 type Error struct {
 	// Gate is the name of the gate.
 	Gate string
@@ -100,10 +102,17 @@ func (e *Error) Unwrap() []error {
 // RetryAfter returns Hint, so that [RetryAfter] and an outer Gate see it.
 func (e *Error) RetryAfter() time.Duration { return e.Hint }
 
-// RetryClass keeps an outer Gate from retrying what this one gave up on.
+// RetryClass keeps an outer Gate from retrying what this one gave up on:
+// ClassRefused when this Gate refused the call without reaching the
+// downstream on that attempt (Reason ErrShed or ErrOpen), so that an outer
+// Gate's breaker and limiter do not count it; ClassCanceled when the caller
+// cancelled; ClassFailure otherwise.
 func (e *Error) RetryClass() retry.Class {
-	if errors.Is(e.Reason, context.Canceled) {
+	switch {
+	case errors.Is(e.Reason, context.Canceled):
 		return retry.ClassCanceled
+	case e.Reason == ErrShed || e.Reason == ErrOpen:
+		return retry.ClassRefused
 	}
 	return retry.ClassFailure
 }

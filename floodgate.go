@@ -220,8 +220,11 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	err = fn(actx)
 	rtt := time.Since(start)
 	class = g.retry.Classify(err)
-	if class > retry.ClassCanceled {
+	switch {
+	case class > retry.ClassRefused:
 		class = retry.ClassFailure // a custom classifier's unknown class
+	case class == retry.ClassFailure && errors.Is(err, ErrShed):
+		class = retry.ClassRefused // an inner Gate shed its first attempt (no *Error to carry the class)
 	}
 	if class != retry.ClassSuccess && ctx.Err() == context.Canceled {
 		class = retry.ClassCanceled // the caller gave up: says nothing about the downstream
@@ -245,6 +248,7 @@ var limiterOutcome = [...]adaptive.Outcome{
 	retry.ClassTransient: adaptive.Ignore,
 	retry.ClassOverload:  adaptive.Drop,
 	retry.ClassCanceled:  adaptive.Ignore,
+	retry.ClassRefused:   adaptive.Ignore,
 }
 
 var breakerOutcome = [...]breaker.Outcome{
@@ -254,6 +258,7 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassTransient: breaker.Failure,
 	retry.ClassOverload:  breaker.Failure,
 	retry.ClassCanceled:  breaker.Ignore,
+	retry.ClassRefused:   breaker.Ignore,
 }
 
 var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")

@@ -31,6 +31,13 @@ const (
 	// ClassCanceled: the caller cancelled. Not retried; ignored by the breaker
 	// and the limiter.
 	ClassCanceled
+	// ClassRefused: an inner Gate refused the call before it reached the
+	// downstream (its limiter shed it, or its breaker was open). Not
+	// retried (the inner Gate owns that decision, and its error carries
+	// when to come back); ignored by the breaker and the limiter, as a
+	// Gate's own refusals are: counting them would let an overload that the
+	// inner limiter handles by shedding open the outer breaker.
+	ClassRefused
 )
 
 // String returns the class's name in lower case.
@@ -48,6 +55,8 @@ func (c Class) String() string {
 		return "overload"
 	case ClassCanceled:
 		return "canceled"
+	case ClassRefused:
+		return "refused"
 	}
 	return "unknown"
 }
