@@ -42,9 +42,10 @@ var (
 // the last attempt's error, so errors.Is and errors.As see through it.
 //
 // An Error is not retried by an outer Gate (its class is Refused when this
-// Gate shed the call or its breaker was open, Canceled when the caller
-// cancelled, Failure otherwise): retries stay in one layer, and an outer
-// Gate's breaker does not count this Gate's refusals.
+// Gate shed the call or its breaker was open before any attempt reached the
+// downstream, Canceled when the caller cancelled, Failure otherwise):
+// retries stay in one layer, and an outer Gate's breaker does not count
+// this Gate's refusals.
 type Error struct {
 	// Gate is the name of the gate.
 	Gate string
@@ -103,15 +104,16 @@ func (e *Error) Unwrap() []error {
 func (e *Error) RetryAfter() time.Duration { return e.Hint }
 
 // RetryClass keeps an outer Gate from retrying what this one gave up on:
-// ClassRefused when this Gate refused the call without reaching the
-// downstream on that attempt (Reason ErrShed or ErrOpen), so that an outer
+// ClassRefused when this Gate refused the call before any attempt reached
+// the downstream (Reason ErrShed or ErrOpen, Attempts 0), so that an outer
 // Gate's breaker and limiter do not count it; ClassCanceled when the caller
-// cancelled; ClassFailure otherwise.
+// cancelled; ClassFailure otherwise, including a refusal after an attempt
+// that reached the downstream and failed.
 func (e *Error) RetryClass() retry.Class {
 	switch {
 	case errors.Is(e.Reason, context.Canceled):
 		return retry.ClassCanceled
-	case e.Reason == ErrShed || e.Reason == ErrOpen:
+	case e.Attempts == 0 && (e.Reason == ErrShed || e.Reason == ErrOpen):
 		return retry.ClassRefused
 	}
 	return retry.ClassFailure

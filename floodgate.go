@@ -47,6 +47,9 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
+	if cfg.retry.Classify == nil {
+		cfg.retry.Classify = classify
+	}
 	p, err := retry.New(cfg.retry)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
@@ -134,6 +137,9 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 				outcomeOf(reason), attempt, first, start)
 		}
 		class, end, err := g.attempt(ctx, fn, permit, attempt > 0, start, deadline, hasDeadline)
+		if class == retry.ClassRefused && attempt > 0 {
+			g.budget.Refund() // an inner Gate refused the retry: it never reached the downstream
+		}
 		if class == retry.ClassSuccess {
 			if err == nil {
 				return g.finish(nil, OutcomeSuccess, attempt+1, first, end)
@@ -220,11 +226,8 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	err = fn(actx)
 	rtt := time.Since(start)
 	class = g.retry.Classify(err)
-	switch {
-	case class > retry.ClassRefused:
+	if class > retry.ClassRefused {
 		class = retry.ClassFailure // a custom classifier's unknown class
-	case class == retry.ClassFailure && errors.Is(err, ErrShed):
-		class = retry.ClassRefused // an inner Gate shed its first attempt (no *Error to carry the class)
 	}
 	if class != retry.ClassSuccess && ctx.Err() == context.Canceled {
 		class = retry.ClassCanceled // the caller gave up: says nothing about the downstream
@@ -262,6 +265,18 @@ var breakerOutcome = [...]breaker.Outcome{
 }
 
 var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")
+
+// classify is a Gate's default classifier: [retry.Classify], and
+// ClassRefused for ErrShed itself, which an inner Gate returns, bare, when
+// its limiter sheds a first attempt (every other refusal comes as an
+// *Error, whose RetryClass says so). A custom retry.Config.Classify
+// replaces it whole.
+func classify(err error) retry.Class {
+	if err == ErrShed {
+		return retry.ClassRefused
+	}
+	return retry.Classify(err)
+}
 
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -80,24 +80,142 @@ func TestOuterGateIgnoresInnerRefusals(t *testing.T) {
 	}
 }
 
-// The class an outer Gate sees for each way this Gate can end a call.
+// The class an outer Gate sees for each way this Gate can end a call: a
+// refusal is Refused only when no attempt reached the downstream (an
+// attempt that did, failed, and then tripped the breaker or met a full
+// limit on its retry, is a failure the outer breaker must count).
 func TestErrorRetryClass(t *testing.T) {
 	for _, tc := range []struct {
-		reason error
-		want   retry.Class
+		reason   error
+		attempts int
+		want     retry.Class
 	}{
-		{ErrShed, retry.ClassRefused},
-		{ErrOpen, retry.ClassRefused},
-		{ErrAttemptsExhausted, retry.ClassFailure},
-		{ErrBudgetExhausted, retry.ClassFailure},
-		{ErrDeadline, retry.ClassFailure},
-		{ErrWaitTooLong, retry.ClassFailure},
-		{context.Canceled, retry.ClassCanceled},
-		{nil, retry.ClassFailure},
+		{ErrShed, 0, retry.ClassRefused},
+		{ErrOpen, 0, retry.ClassRefused},
+		{ErrShed, 1, retry.ClassFailure},
+		{ErrOpen, 1, retry.ClassFailure},
+		{ErrAttemptsExhausted, 3, retry.ClassFailure},
+		{ErrBudgetExhausted, 1, retry.ClassFailure},
+		{ErrDeadline, 1, retry.ClassFailure},
+		{ErrWaitTooLong, 1, retry.ClassFailure},
+		{context.Canceled, 0, retry.ClassCanceled},
+		{nil, 2, retry.ClassFailure},
 	} {
-		e := &Error{Gate: "inner", Reason: tc.reason, Last: errUpstream}
+		e := &Error{Gate: "inner", Reason: tc.reason, Attempts: tc.attempts, Last: errUpstream}
 		if got := retry.Classify(e); got != tc.want {
-			t.Errorf("Reason %v: class %v, want %v", tc.reason, got, tc.want)
+			t.Errorf("Reason %v, Attempts %d: class %v, want %v", tc.reason, tc.attempts, got, tc.want)
 		}
 	}
+}
+
+// The outer breaker counts what reached the downstream through the inner
+// Gate, whatever the inner Gate did next, and only that (found by an
+// adversarial review of ClassRefused): the inner breaker tripping on the
+// attempt's failure, the inner limiter shedding the retry of a failed
+// attempt, and a middle Gate whose retry an innermost Gate refused all
+// count one failure; a custom classifier's verdict on ErrShed stands.
+func TestOuterBreakerCountsWhatReachedTheDownstream(t *testing.T) {
+	wait := func(n int64) int64 { return n - 1 } // the longest backoff: deterministic
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, outer *Gate) error
+	}{
+		{"inner breaker trips on the attempt's failure (MinCalls 1)", func(t *testing.T, outer *Gate) error {
+			inner := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1, OpenFor: time.Hour}))
+			return outer.Guard(context.Background(), func(ctx context.Context) error {
+				return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
+			})
+		}},
+		{"inner limit 1 sheds the retry of a failed attempt", func(t *testing.T, outer *Gate) error {
+			inner := mustGate(t, WithLimiter(adaptive.Config{MinLimit: 1, MaxLimit: 1, InitialLimit: 1}),
+				WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, Rand: wait}))
+			release := make(chan struct{})
+			defer close(release)
+			go func() {
+				time.Sleep(10 * time.Millisecond) // takes the slot during the backoff
+				_ = inner.Guard(context.Background(), func(context.Context) error { <-release; return nil })
+			}()
+			return outer.Guard(context.Background(), func(ctx context.Context) error {
+				return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
+			})
+		}},
+		{"three levels: the middle Gate's retry refused by a shed", func(t *testing.T, outer *Gate) error {
+			middle := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond}))
+			n := 0
+			return outer.Guard(context.Background(), func(ctx context.Context) error {
+				return middle.Guard(ctx, func(context.Context) error {
+					if n++; n == 1 {
+						return retry.Transient(errUpstream)
+					}
+					return ErrShed
+				})
+			})
+		}},
+		{"three levels: the middle Gate's retry refused by an open breaker", func(t *testing.T, outer *Gate) error {
+			middle := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond}))
+			n := 0
+			return outer.Guard(context.Background(), func(ctx context.Context) error {
+				return middle.Guard(ctx, func(context.Context) error {
+					if n++; n == 1 {
+						return retry.Transient(errUpstream)
+					}
+					return &Error{Gate: "innermost", Reason: ErrOpen, Hint: time.Second}
+				})
+			})
+		}},
+		{"custom classifier: every error a failure, ErrShed included", func(t *testing.T, _ *Gate) error {
+			g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 100}), WithRetry(retry.Config{MaxAttempts: 1,
+				Classify: func(err error) retry.Class {
+					if err == nil {
+						return retry.ClassSuccess
+					}
+					return retry.ClassFailure
+				}}))
+			err := g.Guard(context.Background(), func(context.Context) error { return ErrShed })
+			if c := g.Breaker().Counts(); c.Failures != 1 {
+				t.Errorf("custom classifier's failure: breaker counted %d failures, want 1", c.Failures)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				outer := mustGate(t, WithBreaker(breaker.Config{MinCalls: 100}), WithRetry(retry.Config{MaxAttempts: 1}))
+				if err := tc.run(t, outer); err == nil {
+					t.Fatal("the call succeeded: the test does not test")
+				}
+				if tc.name[:6] == "custom" {
+					return
+				}
+				if c := outer.Breaker().Counts(); c.Failures != 1 {
+					t.Errorf("outer breaker counted %d failures, want 1 (an attempt reached the downstream and failed)", c.Failures)
+				}
+			})
+		})
+	}
+}
+
+// An outer Gate's retry that an inner Gate refuses never reached the
+// downstream: its budget token comes back, as for the outer Gate's own
+// refusals (found by an adversarial review).
+func TestOuterRetryRefusedByInnerRefundsToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1, OpenFor: time.Hour}), WithRetry(retry.Config{MaxAttempts: 1}))
+		b, err := retry.NewBudget(retry.BudgetConfig{Max: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outer := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond, Budget: b}))
+		attempts := 0
+		_ = outer.Guard(context.Background(), func(ctx context.Context) error {
+			attempts++
+			return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
+		})
+		if attempts != 2 {
+			t.Fatalf("%d outer attempts, want 2 (a failure, then a retry refused by the open inner breaker)", attempts)
+		}
+		if got := b.Tokens(); got != 5 {
+			t.Errorf("budget %.1f tokens after a retry the inner Gate refused, want 5 (full)", got)
+		}
+	})
 }

@@ -54,7 +54,9 @@ type Config struct {
 	// context's deadline only. Range 0 or [1 ms, 24 h].
 	Timeout time.Duration
 
-	// Classify maps an attempt's error to its Class. nil uses [Classify].
+	// Classify maps an attempt's error to its Class. nil uses [Classify]
+	// (in a floodgate Gate, [Classify] plus ClassRefused for an inner
+	// Gate's bare ErrShed); a custom one is used as it is.
 	Classify func(error) Class
 
 	// Budget pays for retries. nil gives the Policy a budget of its own with
