@@ -219,3 +219,52 @@ func TestOuterRetryRefusedByInnerRefundsToken(t *testing.T) {
 		}
 	})
 }
+
+// An outer breaker that is half-open and whose probe meets an inner Gate's
+// refusal gets its probe place back at once (an ignored probe frees it) and
+// closes on the next probe that reaches a healthy downstream, for both kinds
+// of refusal (found holding by an adversarial review; kept as a guard).
+func TestHalfOpenOuterProbeMeetsInnerRefusal(t *testing.T) {
+	for _, kind := range []string{"inner breaker open", "inner limit full"} {
+		t.Run(kind, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				outer, err := New("outer", WithBreaker(breaker.Config{MinCalls: 1, Probes: 1, OpenFor: time.Second, ProbeLease: time.Hour}),
+					WithRetry(retry.Config{MaxAttempts: 1}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				inner := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1, OpenFor: time.Hour}),
+					WithLimiter(adaptive.Config{MinLimit: 1, MaxLimit: 1, InitialLimit: 1}), WithRetry(retry.Config{MaxAttempts: 1}))
+				_ = outer.Guard(context.Background(), func(context.Context) error { return errUpstream })
+				release := make(chan struct{})
+				if kind == "inner breaker open" {
+					_ = inner.Guard(context.Background(), func(context.Context) error { return errUpstream })
+				} else {
+					go func() { _ = inner.Guard(context.Background(), func(context.Context) error { <-release; return nil }) }()
+					synctest.Wait()
+				}
+				time.Sleep(time.Second + time.Millisecond)
+				if s := outer.Breaker().State(); s != breaker.HalfOpen {
+					t.Fatalf("outer breaker %v, want half-open", s)
+				}
+				for i := range 5 {
+					err := outer.Guard(context.Background(), func(ctx context.Context) error {
+						return inner.Guard(ctx, func(context.Context) error { return nil })
+					})
+					var e *Error
+					if errors.As(err, &e) && e.Gate == "outer" && errors.Is(err, ErrOpen) {
+						t.Fatalf("probe %d refused by the outer breaker: the ignored probe's place was not given back", i)
+					}
+				}
+				close(release)
+				synctest.Wait()
+				if err := outer.Guard(context.Background(), func(context.Context) error { return nil }); err != nil {
+					t.Fatalf("probe to a healthy downstream: %v", err)
+				}
+				if s := outer.Breaker().State(); s != breaker.Closed {
+					t.Errorf("outer breaker %v after a successful probe, want closed", s)
+				}
+			})
+		})
+	}
+}
