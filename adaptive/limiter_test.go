@@ -182,10 +182,15 @@ func TestFastDropsLowerLimit(t *testing.T) {
 					var left atomic.Int64
 					left.Store(int64(calls))
 					t0 := time.Now()
-					for range tc.workers {
+					for i := range tc.workers {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
+							// Staggered so that no two Releases share an
+							// instant: one racing a window's close could land
+							// its RTT in one window and its count in the next
+							// (window.drain), and the means below are exact.
+							time.Sleep(time.Duration(i) * rtt / time.Duration(2*tc.workers))
 							for left.Add(-1) >= 0 && time.Since(t0) < until {
 								if !l.Acquire() {
 									time.Sleep(rtt)

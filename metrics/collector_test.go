@@ -297,11 +297,16 @@ func TestScrapeDuringCalls(t *testing.T) {
 		reg.MustRegister(c)
 		g := newGate(t, c, "quote")
 		var wg sync.WaitGroup
-		for range 8 {
+		for i := range 8 {
 			wg.Go(func() {
+				// 1 ms apart, so that no two Releases share an instant (one
+				// racing the window's close could land its RTT and its count
+				// in different windows) and the baseline below is exact
+				time.Sleep(time.Duration(i) * time.Millisecond)
 				_ = g.Guard(context.Background(), func(context.Context) error { time.Sleep(time.Second); return nil })
 			})
 		}
+		time.Sleep(8 * time.Millisecond) // all 8 started
 		synctest.Wait()
 		if got, _ := value(t, reg, "floodgate_in_flight_peak", nil); got != 8 {
 			t.Errorf("peak = %v, want 8", got)
