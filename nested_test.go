@@ -139,30 +139,9 @@ func TestOuterBreakerCountsWhatReachedTheDownstream(t *testing.T) {
 				return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
 			})
 		}},
-		{"three levels: the middle Gate's retry refused by a shed", func(t *testing.T, outer *Gate) error {
-			middle := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond}))
-			n := 0
-			return outer.Guard(context.Background(), func(ctx context.Context) error {
-				return middle.Guard(ctx, func(context.Context) error {
-					if n++; n == 1 {
-						return retry.Transient(errUpstream)
-					}
-					return ErrShed
-				})
-			})
-		}},
-		{"three levels: the middle Gate's retry refused by an open breaker", func(t *testing.T, outer *Gate) error {
-			middle := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond}))
-			n := 0
-			return outer.Guard(context.Background(), func(ctx context.Context) error {
-				return middle.Guard(ctx, func(context.Context) error {
-					if n++; n == 1 {
-						return retry.Transient(errUpstream)
-					}
-					return &Error{Gate: "innermost", Reason: ErrOpen, Hint: time.Second}
-				})
-			})
-		}},
+		{"three levels: the middle Gate's retry refused by a shed", middleRetryRefusedBy(ErrShed)},
+		{"three levels: the middle Gate's retry refused by an open breaker",
+			middleRetryRefusedBy(&Error{Gate: "innermost", Reason: ErrOpen, Hint: time.Second})},
 		{"custom classifier: every error a failure, ErrShed included", func(t *testing.T, _ *Gate) error {
 			g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 100}), WithRetry(retry.Config{MaxAttempts: 1,
 				Classify: func(err error) retry.Class {
@@ -190,6 +169,24 @@ func TestOuterBreakerCountsWhatReachedTheDownstream(t *testing.T) {
 				if c := outer.Breaker().Counts(); c.Failures != 1 {
 					t.Errorf("outer breaker counted %d failures, want 1 (an attempt reached the downstream and failed)", c.Failures)
 				}
+			})
+		})
+	}
+}
+
+// middleRetryRefusedBy runs a call through outer and a middle Gate whose
+// first attempt fails transiently at the downstream and whose retry an
+// innermost Gate refuses with refusal.
+func middleRetryRefusedBy(refusal error) func(t *testing.T, outer *Gate) error {
+	return func(t *testing.T, outer *Gate) error {
+		middle := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond}))
+		n := 0
+		return outer.Guard(context.Background(), func(ctx context.Context) error {
+			return middle.Guard(ctx, func(context.Context) error {
+				if n++; n == 1 {
+					return retry.Transient(errUpstream)
+				}
+				return refusal
 			})
 		})
 	}
