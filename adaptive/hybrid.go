@@ -25,6 +25,13 @@ type HybridConfig struct {
 	// has covered 63% of the step after this much time. Default 30 min;
 	// range [1 s, 24 h].
 	BaselineRise time.Duration
+	// MaxLift bounds the lift (see [Hybrid]): how far a lasting RTT rise
+	// that halving the calls in flight did not relieve may raise the
+	// baseline, as a factor of the baseline before the rise (ratio). 1
+	// turns the lift off. Default 4, so that a 2× or 3× slowdown of a
+	// downstream with capacity to spare is served while a 20× one stays
+	// congested; range [1, 100].
+	MaxLift float64
 }
 
 // Hybrid is floodgate's default algorithm: a gradient on RTT against a
@@ -35,6 +42,13 @@ type HybridConfig struct {
 //	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
+//	lift: if D = 0, r > T' × b, the previous window was congested, p ≤ max(1, P/2)
+//	      and r ≥ 0.8 × R, where P and R are the highest peak in-flight and r
+//	      of the congestion episode so far (halving our calls in flight did
+//	      not bring the RTT down: it is not a queue of ours), b is lifted to
+//	      min(r, MaxLift × b at the start of the lift), and the window is
+//	      judged against the lifted b; the lifted b falls 0.2 of the way to
+//	      any lower r and ends when it reaches b
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient)
 //	else if p ≥ limit:                                         (binding, healthy)
@@ -60,6 +74,12 @@ type HybridConfig struct {
 //     time constant instead of Gradient2's 600-window average with its
 //     catch-up decay, so a 20× step stays "congested" for about an hour;
 //     and windows with drops never move it up;
+//   - yet a lasting slowdown that is not congestion is served: when halving
+//     the calls in flight leaves the RTT where it was, the baseline is
+//     lifted, up to MaxLift (4) times itself, so a downstream that became
+//     2× or 3× slower with capacity to spare is not shed from (GradientLimit
+//     and Vegas would hold the limit down as long as the baseline remembers
+//     the old RTT);
 //   - recovery is fast: the first healthy, binding window after a
 //     congestion episode goes back to ssthresh at once (TCP fast recovery),
 //     and growth below ssthresh is multiplicative, like TCP slow start:
@@ -68,6 +88,7 @@ type HybridConfig struct {
 //     found the capacity once probes past it slowly instead of by ×Growth.
 type Hybrid struct {
 	tolerance, backoff, growth float64
+	maxLift                    float64
 	rise                       float64 // ns
 	baseline                   float64 // ns; 0 until the first success
 	est                        estimate
@@ -76,6 +97,14 @@ type Hybrid struct {
 	// peak in-flight; 0 before the first one.
 	ssthresh  float64
 	congested bool // the previous window lowered the limit
+	// lifted is the lifted baseline (ns), 0 when there is no lift; it was
+	// lifted from liftBase (ns), the baseline when the lift began.
+	lifted, liftBase float64
+	// epPeak and epRTT are the highest peak in-flight and mean RTT (ns)
+	// of the congestion episode so far; epLimit and epSsthresh are the
+	// limit and ssthresh before its first decrease.
+	epPeak                     int
+	epRTT, epLimit, epSsthresh float64
 }
 
 // NewHybrid returns a Hybrid algorithm, or an error naming the field of cfg
@@ -93,6 +122,9 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 	if cfg.BaselineRise == 0 {
 		cfg.BaselineRise = 30 * time.Minute
 	}
+	if cfg.MaxLift == 0 {
+		cfg.MaxLift = 4
+	}
 	switch {
 	case !ratioIn(cfg.Tolerance, 1, 100):
 		return nil, fmt.Errorf("adaptive: Hybrid Tolerance must be in [1, 100], got %v", cfg.Tolerance)
@@ -102,9 +134,11 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 		return nil, fmt.Errorf("adaptive: Hybrid Growth must be in (1, 10], got %v", cfg.Growth)
 	case cfg.BaselineRise < time.Second || cfg.BaselineRise > 24*time.Hour:
 		return nil, fmt.Errorf("adaptive: Hybrid BaselineRise must be in [1s, 24h], got %v", cfg.BaselineRise)
+	case !ratioIn(cfg.MaxLift, 1, 100):
+		return nil, fmt.Errorf("adaptive: Hybrid MaxLift must be in [1, 100], got %v", cfg.MaxLift)
 	}
 	return &Hybrid{tolerance: cfg.Tolerance, backoff: cfg.Backoff, growth: cfg.Growth,
-		rise: float64(cfg.BaselineRise)}, nil
+		rise: float64(cfg.BaselineRise), maxLift: cfg.MaxLift}, nil
 }
 
 // Update applies the Hybrid rule to one window.
@@ -130,12 +164,26 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	if w.Samples > 10 {
 		tol = 1 + (tol-1)*max(0.25, math.Sqrt(10/float64(w.Samples)))
 	}
-	congested := w.Drops > 0 || r > tol*h.baseline
+	b, lifted := h.lift(r, tol, w)
+	congested := w.Drops > 0 || r > tol*b
 	switch {
+	case lifted && !congested:
+		// The episode's cuts were not for a queue of ours: undo them.
+		est = max(est, h.epLimit)
+		h.ssthresh = h.epSsthresh
+	case congested && !h.congested:
+		h.epPeak, h.epRTT = w.MaxInFlight, r
+		h.epLimit, h.epSsthresh = est, h.ssthresh
+	case congested:
+		h.epPeak = max(h.epPeak, w.MaxInFlight)
+		h.epRTT = max(h.epRTT, r)
+	}
+	switch {
+	case lifted && !congested:
 	case w.Drops > 0:
 		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
-	case r > tol*h.baseline:
-		est *= max(h.backoff, tol*h.baseline/r)
+	case r > tol*b:
+		est *= max(h.backoff, tol*b/r)
 	case w.MaxInFlight >= limit:
 		switch {
 		case h.congested && est < h.ssthresh:
@@ -158,6 +206,32 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	return h.est.set(est)
 }
 
-// Baseline returns the RTT baseline (see the rule above); 0 before the
-// first success.
-func (h *Hybrid) Baseline() time.Duration { return time.Duration(h.baseline) }
+// lift updates the lifted baseline for a window with mean RTT r and margin
+// tol, and returns the baseline the window is judged against (ns) and
+// whether this window lifted it.
+func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
+	if r > 0 && r < h.lifted {
+		h.lifted += (r - h.lifted) * 0.2
+	}
+	if h.lifted <= h.baseline {
+		h.lifted = 0
+	}
+	b := max(h.baseline, h.lifted)
+	// The previous window was congested too, the calls in flight are at
+	// most half the episode's peak, and the RTT stayed within 20% of the
+	// episode's highest: the RTT is not a queue of ours.
+	if w.Drops == 0 && r > tol*b && h.congested &&
+		w.MaxInFlight <= max(1, h.epPeak/2) && r >= 0.8*h.epRTT {
+		if h.lifted == 0 {
+			h.liftBase = h.baseline
+		}
+		h.lifted = min(r, h.maxLift*h.liftBase)
+		return max(h.baseline, h.lifted), true
+	}
+	return b, false
+}
+
+// Baseline returns the RTT baseline the last window was judged against:
+// the lifted one during a lift (see the rule above); 0 before the first
+// success.
+func (h *Hybrid) Baseline() time.Duration { return time.Duration(max(h.baseline, h.lifted)) }

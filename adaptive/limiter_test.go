@@ -313,6 +313,8 @@ func TestConfigErrors(t *testing.T) {
 		{"Hybrid Backoff", func() error { _, err := NewHybrid(HybridConfig{Backoff: 1}); return err }, "Hybrid Backoff must be in [0.1, 1), got 1"},
 		{"Hybrid Growth", func() error { _, err := NewHybrid(HybridConfig{Growth: math.Inf(1)}); return err }, "Hybrid Growth must be in (1, 10], got +Inf"},
 		{"Hybrid BaselineRise", func() error { _, err := NewHybrid(HybridConfig{BaselineRise: -time.Second}); return err }, "Hybrid BaselineRise must be in [1s, 24h], got -1s"},
+		{"Hybrid MaxLift", func() error { _, err := NewHybrid(HybridConfig{MaxLift: 0.5}); return err }, "Hybrid MaxLift must be in [1, 100], got 0.5"},
+		{"Hybrid MaxLift NaN", func() error { _, err := NewHybrid(HybridConfig{MaxLift: nan}); return err }, "Hybrid MaxLift must be in [1, 100], got NaN"},
 		{"AIMD BackoffRatio", func() error { _, err := NewAIMD(AIMDConfig{BackoffRatio: 0.2}); return err }, "AIMD BackoffRatio must be in [0.5, 1), got 0.2"},
 		{"AIMD Timeout", func() error { _, err := NewAIMD(AIMDConfig{Timeout: -1}); return err }, "AIMD Timeout must be in [1ms, 1h], got -1ns"},
 		{"Gradient2 Smoothing", func() error { _, err := NewGradient2(Gradient2Config{Smoothing: 2}); return err }, "Gradient2 Smoothing must be in (0, 1], got 2"},
