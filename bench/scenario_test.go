@@ -18,6 +18,7 @@ var notYetMet = map[[2]string]bool{
 	{"S7", "goodput ≥ failsafe-go's"}:                          true,
 	{"S4", "goodput ≥ failsafe-go's"}:                          true,
 	{"S6", "limit within 20% of the new capacity within 10 s"}: true,
+	{"S8", "goodput ≥ failsafe-go's"}:                          true,
 }
 
 // scenario returns the scenario named name.
@@ -115,6 +116,12 @@ func TestScenarioS6CapacityLoss(t *testing.T) { runScenario(t, "S6") }
 // S7: three layers each retry. Protects: an outer Gate never retries an
 // inner Gate's failure, so retries do not multiply across layers.
 func TestScenarioS7NestedLayers(t *testing.T) { runScenario(t, "S7") }
+
+// S8: the downstream becomes 2× slower for good, with capacity to spare.
+// Protects: a slowdown that is not congestion is served, not shed (the
+// Hybrid lift): before it, floodgate's limit fell to 1–13 and it served
+// 67.7 of 200 calls/s.
+func TestScenarioS8LastingSlowdown(t *testing.T) { runScenario(t, "S8") }
 
 // TestScenarioDeterministic runs S3 twice for each kind of client
 // (floodgate, failsafe-go, the pool): the same seed must give the same

@@ -65,8 +65,9 @@ type Result struct {
 	// from onset + 10 s to the end (calls).
 	LimitLow, LimitHigh int
 	// HealthyLost counts the calls that arrived while the downstream was
-	// healthy and under capacity (from 2 s to 2 s before the onset, and
-	// from recovery + 5 s to the end) and did not succeed within the SLO
+	// healthy and under capacity (from 2 s to 2 s before the onset, from
+	// recovery + 5 s to the end, and, in a scenario with capacity to spare,
+	// from onset + 5 s to the end) and did not succeed within the SLO
 	// (calls).
 	HealthyLost int
 	// LimitInBand is the share of the limit samples from onset + 10 s to
@@ -205,7 +206,9 @@ func limitSettled(samples []Sample, onset, end time.Duration) time.Duration {
 // healthySecond reports whether the arrival second starting at t is one in
 // which the downstream was healthy and under capacity: after a 2 s warm-up
 // and until 2 s before the onset (S2's offered load reaches the capacity
-// at its onset), or from 5 s after recovery to the end.
+// at its onset), from 5 s after recovery to the end, and, where the
+// trouble leaves capacity to spare (Scenario.Spare), from 5 s after the
+// onset to the end.
 func healthySecond(sc Scenario, t time.Duration) bool {
 	switch {
 	case t < 2*time.Second:
@@ -213,6 +216,8 @@ func healthySecond(sc Scenario, t time.Duration) bool {
 	case sc.Onset > 0 && t < sc.Onset-2*time.Second:
 		return true
 	case sc.Recovery > 0 && t >= sc.Recovery+5*time.Second:
+		return true
+	case sc.Spare && t >= sc.Onset+5*time.Second:
 		return true
 	}
 	return sc.Onset == 0

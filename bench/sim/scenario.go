@@ -5,7 +5,7 @@ import "time"
 // Scenario is one scripted run: the offered load, the downstream's
 // behaviour over time, and the moments the metrics are taken from.
 type Scenario struct {
-	// Name is the scenario's short name (S1..S7).
+	// Name is the scenario's short name (S1..S8).
 	Name string
 	// Title says what happens, for tables and plots.
 	Title string
@@ -24,6 +24,10 @@ type Scenario struct {
 	// Layers is how many layers of the contender wrap each other around
 	// the downstream (S7: 3); 0 means 1.
 	Layers int
+	// Spare says the trouble leaves the downstream capacity to spare
+	// (S8): calls that arrive from 5 s after the onset count as healthy
+	// in Result.HealthyLost.
+	Spare bool
 }
 
 // healthy is the downstream most scenarios start from: 40 workers at a
@@ -32,7 +36,7 @@ func healthy(from time.Duration) Phase {
 	return Phase{From: from, Workers: 40, Service: LogNormal{Median: 50 * time.Millisecond, P99: 150 * time.Millisecond}}
 }
 
-// Scenarios returns S1..S7, the values both the tests and cmd/scenarios
+// Scenarios returns S1..S8, the values both the tests and cmd/scenarios
 // run.
 func Scenarios() []Scenario {
 	const s = time.Second
@@ -77,6 +81,13 @@ func Scenarios() []Scenario {
 			Name: "S7", Title: "three nested layers, 200 calls/s; every call fails fast from 30 s to 60 s",
 			Seed: 7, Duration: 90 * s, Rate: flat(200), Onset: 30 * s, Recovery: 60 * s, Layers: 3,
 			Phases: []Phase{healthy(0), with(healthy(30*s), func(p *Phase) { p.FailFast = 1 }), healthy(60 * s)},
+		},
+		{
+			Name: "S8", Title: "lasting slowdown, capacity to spare: 200 calls/s, 40 workers; service 50 ms → 100 ms (p99 150 → 300 ms) from 30 s to the end",
+			Seed: 8, Duration: 90 * s, Rate: flat(200), Onset: 30 * s, Spare: true,
+			Phases: []Phase{healthy(0), with(healthy(30*s), func(p *Phase) {
+				p.Service = LogNormal{Median: 100 * time.Millisecond, P99: 300 * time.Millisecond}
+			})},
 		},
 	}
 }

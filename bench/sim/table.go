@@ -9,7 +9,8 @@ import (
 // Table returns the results of scenario sc as a Markdown table, one row
 // per contender. The columns after "onset → under capacity" appear only
 // where the scenario has what they measure: a recovery, a capacity change
-// (S6), a Retry-After hint (S5).
+// (S6), a Retry-After hint (S5), capacity to spare through the trouble
+// (S8: the calls lost while healthy).
 func Table(sc Scenario, results []*Result) string {
 	var b strings.Builder
 	head := "| contender | goodput (calls/s) | % of offered | p50 | p99 | amplification | peak in-flight | p99 to error | onset → under capacity |"
@@ -24,6 +25,9 @@ func Table(sc Scenario, results []*Result) string {
 	if s5 {
 		head, rule = head+" attempts before the hint expired |", rule+"--:|"
 	}
+	if sc.Spare {
+		head, rule = head+" healthy calls lost |", rule+"--:|"
+	}
 	b.WriteString(head + "\n" + rule + "\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "| %s | %.1f | %.1f%% | %s | %s | %.2f | %d | %s | %s |",
@@ -37,6 +41,9 @@ func Table(sc Scenario, results []*Result) string {
 		}
 		if s5 {
 			fmt.Fprintf(&b, " %d |", r.EarlyAttempts)
+		}
+		if sc.Spare {
+			fmt.Fprintf(&b, " %d |", r.HealthyLost)
 		}
 		b.WriteString("\n")
 	}

@@ -80,5 +80,10 @@ func Targets() []Target {
 			return fmt.Sprintf("%.2f", a), a <= 1.1
 		}},
 		beatsFailsafe("S7"),
+		{"S8", "no call lost from 5 s after the onset (capacity to spare)", func(rs []*Result) (string, bool) {
+			n := fg(rs).HealthyLost
+			return fmt.Sprintf("%d calls lost", n), n == 0
+		}},
+		beatsFailsafe("S8"),
 	}
 }
