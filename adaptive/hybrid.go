@@ -26,9 +26,9 @@ type HybridConfig struct {
 	// range [1 s, 24 h].
 	BaselineRise time.Duration
 	// MaxLift bounds the lift (see [Hybrid]): how far a lasting RTT rise
-	// that halving the calls in flight did not relieve may raise the
+	// that cutting the calls in flight did not relieve may raise the
 	// baseline, as a factor of the baseline before the rise (ratio). 1
-	// turns the lift off. Default 4, so that a 2× or 3× slowdown of a
+	// turns the lift off. Default 4, so that a 1.5× to 3× slowdown of a
 	// downstream with capacity to spare is served while a 20× one stays
 	// congested; range [1, 100].
 	MaxLift float64
@@ -42,13 +42,17 @@ type HybridConfig struct {
 //	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
-//	lift: if D = 0, r > T' × b, the previous window was congested, p ≤ max(1, P/2)
-//	      and r ≥ 0.8 × R, where P and R are the highest peak in-flight and r
-//	      of the congestion episode so far (halving our calls in flight did
-//	      not bring the RTT down: it is not a queue of ours), b is lifted to
-//	      min(r, MaxLift × b at the start of the lift), and the window is
-//	      judged against the lifted b; the lifted b falls 0.2 of the way to
-//	      any lower r and ends when it reaches b
+//	lift: with P and R the highest peak in-flight and r of the congestion
+//	      episode so far and f = 1 − p/P, the share of our calls in flight the
+//	      episode's cuts took away: if in two windows in a row D = 0,
+//	      r > T' × b, the previous window was congested, f ≥ 0.15 (or p ≤ 1)
+//	      and r ≥ (1 − 0.4 f) × R (the cuts did not bring the RTT down: it is
+//	      not a queue of ours, which would shrink with the calls in flight),
+//	      b is lifted to min(r, MaxLift × b at the start of the lift), the
+//	      window is judged against the lifted b, and the episode's cuts are
+//	      undone (limit and ssthresh back to their values before its first
+//	      decrease); the lifted b falls 0.2 of the way to any lower r and ends
+//	      when it reaches b
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient)
 //	else if p ≥ limit:                                         (binding, healthy)
@@ -74,12 +78,12 @@ type HybridConfig struct {
 //     time constant instead of Gradient2's 600-window average with its
 //     catch-up decay, so a 20× step stays "congested" for about an hour;
 //     and windows with drops never move it up;
-//   - yet a lasting slowdown that is not congestion is served: when halving
+//   - yet a lasting slowdown that is not congestion is served: when cutting
 //     the calls in flight leaves the RTT where it was, the baseline is
 //     lifted, up to MaxLift (4) times itself, so a downstream that became
-//     2× or 3× slower with capacity to spare is not shed from (GradientLimit
-//     and Vegas would hold the limit down as long as the baseline remembers
-//     the old RTT);
+//     1.5× to 3× slower with capacity to spare is not shed from
+//     (GradientLimit and Vegas would hold the limit down as long as the
+//     baseline remembers the old RTT);
 //   - recovery is fast: the first healthy, binding window after a
 //     congestion episode goes back to ssthresh at once (TCP fast recovery),
 //     and growth below ssthresh is multiplicative, like TCP slow start:
@@ -102,8 +106,9 @@ type Hybrid struct {
 	lifted, liftBase float64
 	// epPeak and epRTT are the highest peak in-flight and mean RTT (ns)
 	// of the congestion episode so far; epLimit and epSsthresh are the
-	// limit and ssthresh before its first decrease.
-	epPeak                     int
+	// limit and ssthresh before its first decrease; votes counts the
+	// windows in a row that say its RTT is not a queue of ours.
+	epPeak, votes              int
 	epRTT, epLimit, epSsthresh float64
 }
 
@@ -217,18 +222,28 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 		h.lifted = 0
 	}
 	b := max(h.baseline, h.lifted)
-	// The previous window was congested too, the calls in flight are at
-	// most half the episode's peak, and the RTT stayed within 20% of the
-	// episode's highest: the RTT is not a queue of ours.
-	if w.Drops == 0 && r > tol*b && h.congested &&
-		w.MaxInFlight <= max(1, h.epPeak/2) && r >= 0.8*h.epRTT {
-		if h.lifted == 0 {
-			h.liftBase = h.baseline
-		}
-		h.lifted = min(r, h.maxLift*h.liftBase)
-		return max(h.baseline, h.lifted), true
+	// The episode's cuts took a share f of our calls in flight away and
+	// the RTT fell by less than 0.4 f, where the delay of a queue of ours
+	// would have fallen in proportion: the RTT is not a queue of ours.
+	// Two windows in a row, so that a queue still draining after a cut
+	// (its calls complete with the delay they queued for) is not taken
+	// for it.
+	f := 1 - float64(w.MaxInFlight)/float64(max(1, h.epPeak))
+	notOurs := w.Drops == 0 && r > tol*b && h.congested &&
+		(f >= 0.15 || w.MaxInFlight <= 1) && r >= (1-0.4*f)*h.epRTT
+	if !notOurs {
+		h.votes = 0
+		return b, false
 	}
-	return b, false
+	if h.votes++; h.votes < 2 {
+		return b, false
+	}
+	h.votes = 0
+	if h.lifted == 0 {
+		h.liftBase = h.baseline
+	}
+	h.lifted = min(r, h.maxLift*h.liftBase)
+	return max(h.baseline, h.lifted), true
 }
 
 // Baseline returns the RTT baseline the last window was judged against:
