@@ -43,18 +43,20 @@ type HybridConfig struct {
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
 //	lift: with P and R the highest peak in-flight and r of the congestion
-//	      episode so far and f = 1 − p/P, the share of our calls in flight the
-//	      episode's cuts took away: if in two windows in a row D = 0,
-//	      r > T' × b, the previous window was congested, f ≥ 0.15 (or p ≤ 1)
-//	      and r ≥ (1 − 0.4 f) × R (the cuts did not bring the RTT down: it is
-//	      not a queue of ours, which would shrink with the calls in flight),
-//	      b is lifted to min(r, MaxLift × b at the start of the lift), the
-//	      window is judged against the lifted b, and the episode's cuts are
-//	      undone (limit and ssthresh back to their values before its first
-//	      decrease); the lifted b falls 0.2 of the way to any lower r and ends
-//	      when it reaches b
+//	      episode so far and f = 1 − p/P the share of our calls in flight its
+//	      cuts took away: a stretch of congested windows (D = 0, r > T' × b)
+//	      after the episode's first, each with f ≥ 0.15, P − p ≥ 2 and
+//	      r ≥ (1 − 0.4 f) × R, that lasts at least one r and two windows,
+//	      holds (2/f)² successes and whose mean r is ≥ (1 − 0.4 f) × R (f the
+//	      stretch's smallest) says the RTT is not a queue of ours, which would
+//	      shrink with our calls in flight: b is lifted to r, and the episode's
+//	      cuts are undone (limit and ssthresh back to their values before
+//	      its first decrease); the lifted b falls 0.2 of the way to any lower
+//	      r and ends when it reaches b; and whatever the lifts, a window
+//	      whose r exceeds both MaxLift × the b before the first of them and
+//	      T' × b is congested
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
-//	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient)
+//	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
 //	else if p ≥ limit:                                         (binding, healthy)
 //	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
 //	    limit < ssthresh or no ssthresh yet: min(ssthresh, max(limit + 1, limit × Growth))
@@ -76,7 +78,9 @@ type HybridConfig struct {
 //     (Netflix's windows need a success to close);
 //   - a lasting slowdown is not forgotten: the baseline rises with a 30 min
 //     time constant instead of Gradient2's 600-window average with its
-//     catch-up decay, so a 20× step stays "congested" for about an hour;
+//     catch-up decay, so a 20× step stays "congested" for about an hour
+//     at 160 samples per window or more (margin 1.25), 19 min at 10 or
+//     fewer (margin 2);
 //     and windows with drops never move it up;
 //   - yet a lasting slowdown that is not congestion is served: when cutting
 //     the calls in flight leaves the RTT where it was, the baseline is
@@ -106,10 +110,16 @@ type Hybrid struct {
 	lifted, liftBase float64
 	// epPeak and epRTT are the highest peak in-flight and mean RTT (ns)
 	// of the congestion episode so far; epLimit and epSsthresh are the
-	// limit and ssthresh before its first decrease; votes counts the
-	// windows in a row that say its RTT is not a queue of ours.
-	epPeak, votes              int
+	// limit and ssthresh before its first decrease.
+	epPeak                     int
 	epRTT, epLimit, epSsthresh float64
+	// streak is how long (ns) the windows before this one have said in a
+	// row that the episode's RTT is not a queue of ours, and streakF the
+	// smallest share of the calls in flight the cuts had taken away then.
+	streak, streakF float64
+	// streakRTT and streakN sum the stretch's RTTs (ns × calls) and
+	// successes (calls), including this window.
+	streakRTT, streakN float64
 }
 
 // NewHybrid returns a Hybrid algorithm, or an error naming the field of cfg
@@ -169,8 +179,8 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	if w.Samples > 10 {
 		tol = 1 + (tol-1)*max(0.25, math.Sqrt(10/float64(w.Samples)))
 	}
-	b, lifted := h.lift(r, tol, w)
-	congested := w.Drops > 0 || r > tol*b
+	thr, lifted := h.lift(r, tol, w)
+	congested := w.Drops > 0 || r > thr
 	switch {
 	case lifted && !congested:
 		// The episode's cuts were not for a queue of ours: undo them.
@@ -187,8 +197,8 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	case lifted && !congested:
 	case w.Drops > 0:
 		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
-	case r > tol*b:
-		est *= max(h.backoff, tol*b/r)
+	case r > thr:
+		est *= max(h.backoff, thr/r)
 	case w.MaxInFlight >= limit:
 		switch {
 		case h.congested && est < h.ssthresh:
@@ -211,42 +221,79 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	return h.est.set(est)
 }
 
-// lift updates the lifted baseline for a window with mean RTT r and margin
-// tol, and returns the baseline the window is judged against (ns) and
-// whether this window lifted it.
+// lift updates the lift for a window with mean RTT r (ns) and margin tol,
+// and returns the RTT above which the window is congested (ns) and whether
+// this window lifted the baseline.
 func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
-	if r > 0 && r < h.lifted {
+	switch {
+	case r > 0 && r < h.lifted:
 		h.lifted += (r - h.lifted) * 0.2
+		if h.lifted <= h.baseline {
+			h.lifted, h.liftBase = 0, 0 // the RTT came back down: the lift is over
+		}
+	case h.lifted > 0 && h.lifted <= h.baseline:
+		h.lifted = 0 // the baseline rose through it; liftBase stays, so that lifts do not compound
+	case h.lifted == 0 && r > 0 && r <= h.baseline:
+		h.liftBase = 0
 	}
-	if h.lifted <= h.baseline {
-		h.lifted = 0
-	}
-	b := max(h.baseline, h.lifted)
-	// The episode's cuts took a share f of our calls in flight away and
-	// the RTT fell by less than 0.4 f, where the delay of a queue of ours
-	// would have fallen in proportion: the RTT is not a queue of ours.
-	// Two windows in a row, so that a queue still draining after a cut
-	// (its calls complete with the delay they queued for) is not taken
-	// for it.
+	thr := h.threshold(tol)
+	// A queue of ours shrinks with our calls in flight: if the episode's
+	// cuts took a share f of them away (at least 15% and 2 calls, so that
+	// a stretch does not start on the noise of a window's peak) and the
+	// RTT fell by less than 0.4 f, the RTT is not a queue of ours. The calls that complete in a window left up
+	// to one RTT earlier, with the delay they queued for, so the test must
+	// hold for one RTT after the calls in flight fell, over at least two
+	// windows, with the smallest f of that stretch; and over (2/f)²
+	// successes, so that the stretch's mean RTT is within 0.6 f of its
+	// expectation at 2 standard errors if the RTTs vary by up to 50%.
 	f := 1 - float64(w.MaxInFlight)/float64(max(1, h.epPeak))
-	notOurs := w.Drops == 0 && r > tol*b && h.congested &&
-		(f >= 0.15 || w.MaxInFlight <= 1) && r >= (1-0.4*f)*h.epRTT
-	if !notOurs {
-		h.votes = 0
-		return b, false
+	if !(w.Drops == 0 && r > thr && h.congested && f >= 0.15 && h.epPeak-w.MaxInFlight >= 2) {
+		h.streak = 0
+		return thr, false
 	}
-	if h.votes++; h.votes < 2 {
-		return b, false
+	if h.streak == 0 {
+		h.streakF, h.streakRTT, h.streakN = f, 0, 0
 	}
-	h.votes = 0
-	if h.lifted == 0 {
+	h.streakF = min(h.streakF, f)
+	n := float64(w.Samples - w.Drops)
+	h.streakRTT += r * n
+	h.streakN += n
+	if r < (1-0.4*h.streakF)*h.epRTT {
+		h.streak = 0
+		return thr, false
+	}
+	if h.streak == 0 || h.streak < r || h.streakN < (2/h.streakF)*(2/h.streakF) {
+		h.streak += float64(w.Duration)
+		return thr, false
+	}
+	h.streak = 0
+	if h.streakRTT/h.streakN < (1-0.4*h.streakF)*h.epRTT {
+		return thr, false // over the stretch, the RTT did come down
+	}
+	if h.liftBase == 0 {
 		h.liftBase = h.baseline
 	}
 	h.lifted = min(r, h.maxLift*h.liftBase)
-	return max(h.baseline, h.lifted), true
+	return h.threshold(tol), true
 }
 
-// Baseline returns the RTT baseline the last window was judged against:
-// the lifted one during a lift (see the rule above); 0 before the first
-// success.
-func (h *Hybrid) Baseline() time.Duration { return time.Duration(max(h.baseline, h.lifted)) }
+// threshold returns the RTT above which a window with margin tol is
+// congested (ns): tol × the baseline, or during a lift tol × the lifted
+// baseline, but never above MaxLift × the baseline before the lift (unless
+// the baseline alone allows more).
+func (h *Hybrid) threshold(tol float64) float64 {
+	if h.lifted <= h.baseline {
+		return tol * h.baseline
+	}
+	return min(tol*h.lifted, max(tol*h.baseline, h.maxLift*h.liftBase))
+}
+
+// Baseline returns the RTT baseline (see the rule above): during a lift,
+// the lifted one, at most MaxLift × the baseline before the lift; 0 before
+// the first success.
+func (h *Hybrid) Baseline() time.Duration {
+	if h.lifted <= h.baseline {
+		return time.Duration(h.baseline)
+	}
+	return time.Duration(min(h.lifted, h.maxLift*h.liftBase))
+}
