@@ -30,7 +30,9 @@ type HybridConfig struct {
 	// baseline, as a factor of the baseline before the rise (ratio). 1
 	// turns the lift off. Default 4, so that a 1.5× to 3× slowdown of a
 	// downstream with capacity to spare is served while a 20× one stays
-	// congested; range [1, 100].
+	// congested; a slowdown near MaxLift is not served (half the windows'
+	// RTTs are over it), so set it well above the slowdowns to serve.
+	// Range [1, 100].
 	MaxLift float64
 }
 
