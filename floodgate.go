@@ -327,6 +327,11 @@ type Stats struct {
 	Breaker      breaker.State // breaker state
 	BudgetTokens float64       // retry budget tokens left, 0..Max
 	RecentRTT    time.Duration // mean RTT of the last window with successes
+	// BaselineRTT is the limit algorithm's RTT baseline, which each
+	// window's RTT is compared against (Hybrid: lifted during a lift; see
+	// adaptive.Limiter.BaselineRTT); 0 for AIMD and Fixed, and before the
+	// first window with successes.
+	BaselineRTT time.Duration
 }
 
 // Stats returns a snapshot of the gate's state. It takes no lock of the
@@ -338,5 +343,6 @@ func (g *Gate) Stats() Stats {
 		Breaker:      g.breaker.State(),
 		BudgetTokens: g.budget.Tokens(),
 		RecentRTT:    g.limiter.RecentRTT(),
+		BaselineRTT:  g.limiter.BaselineRTT(),
 	}
 }

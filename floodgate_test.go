@@ -367,6 +367,29 @@ func TestAttemptGetsTimeLeft(t *testing.T) {
 	})
 }
 
+// Stats reports the limiter's RTTs once a window has closed: calls of
+// exactly 10 ms, one every 20 ms, fill the first window (250 ms, 10
+// samples).
+func TestStatsReportsRTTs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := mustGate(t)
+		if st := g.Stats(); st.RecentRTT != 0 || st.BaselineRTT != 0 {
+			t.Fatalf("before any call: RecentRTT %v, BaselineRTT %v; want 0, 0", st.RecentRTT, st.BaselineRTT)
+		}
+		for range 20 {
+			_ = g.Guard(context.Background(), func(context.Context) error {
+				time.Sleep(10 * time.Millisecond)
+				return nil
+			})
+			time.Sleep(10 * time.Millisecond)
+		}
+		st := g.Stats()
+		if st.RecentRTT != 10*time.Millisecond || st.BaselineRTT != 10*time.Millisecond {
+			t.Errorf("RecentRTT %v, BaselineRTT %v; want 10ms, 10ms", st.RecentRTT, st.BaselineRTT)
+		}
+	})
+}
+
 // The breaker's state-change callback may call back into the gate (its
 // stats, its breaker, even Guard) without deadlock.
 func TestStateChangeCallbackReentersGate(t *testing.T) {
