@@ -51,12 +51,14 @@ type HybridConfig struct {
 //	      r ≥ (1 − 0.4 f) × R, that lasts at least one r and two windows,
 //	      holds (2/f)² successes and whose mean r is ≥ (1 − 0.4 f) × R (f the
 //	      stretch's smallest) says the RTT is not a queue of ours, which would
-//	      shrink with our calls in flight: b is lifted to r, and the episode's
-//	      cuts are undone (limit and ssthresh back to their values before
-//	      its first decrease); the lifted b falls 0.2 of the way to any lower
-//	      r and ends when it reaches b; and whatever the lifts, a window
-//	      whose r exceeds both MaxLift × the b before the first of them and
-//	      T' × b is congested
+//	      shrink with our calls in flight: b is lifted to r, at most MaxLift ×
+//	      the anchor (the b from before the RTT rose), and the episode's cuts
+//	      are undone (limit and ssthresh back to their values before its
+//	      first decrease); the lifted b then moves 0.2 of the way to each r,
+//	      never above where the lift put it, and ends when it reaches b; a
+//	      window with r over T' × the lifted b ends the lift (revoked) and is
+//	      judged against b; whatever the lifts, a window whose r exceeds both
+//	      MaxLift × the anchor and T' × b is congested
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
 //	else if p ≥ limit:                                         (binding, healthy)
@@ -108,8 +110,12 @@ type Hybrid struct {
 	ssthresh  float64
 	congested bool // the previous window lowered the limit
 	// lifted is the lifted baseline (ns), 0 when there is no lift; it was
-	// lifted from liftBase (ns), the baseline when the lift began.
-	lifted, liftBase float64
+	// anchor is the baseline from before the RTT last rose (ns): it follows
+	// the baseline while windows are within the margin of it, and stays
+	// where it was while they are not; lifts are capped at MaxLift × anchor,
+	// so a late lift cannot take its cap from a baseline that has risen.
+	lifted, anchor float64
+	liftTop        float64 // where the last lift put the baseline (ns)
 	// epPeak and epRTT are the highest peak in-flight and mean RTT (ns)
 	// of the congestion episode so far; epLimit and epSsthresh are the
 	// limit and ssthresh before its first decrease.
@@ -227,16 +233,24 @@ func (h *Hybrid) Update(limit int, w Window) int {
 // and returns the RTT above which the window is congested (ns) and whether
 // this window lifted the baseline.
 func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
+	if h.anchor == 0 || (w.Drops == 0 && r > 0 && r <= tol*h.anchor) {
+		h.anchor = h.baseline
+	}
 	switch {
-	case r > 0 && r < h.lifted:
-		h.lifted += (r - h.lifted) * 0.2
-		if h.lifted <= h.baseline {
-			h.lifted, h.liftBase = 0, 0 // the RTT came back down: the lift is over
-		}
-	case h.lifted > 0 && h.lifted <= h.baseline:
-		h.lifted = 0 // the baseline rose through it; liftBase stays, so that lifts do not compound
-	case h.lifted == 0 && r > 0 && r <= h.baseline:
-		h.liftBase = 0
+	case h.lifted > 0 && w.Drops == 0 && r > h.threshold(tol):
+		// The RTT rose past the lifted baseline: the lift was wrong (a
+		// queue shared with other clients, which grew back when the cuts
+		// were undone) or the downstream slowed down again. Judge the window
+		// against the baseline; a new lift needs new evidence.
+		h.lifted = 0
+	case h.lifted > 0 && w.Drops == 0 && r > 0:
+		// Follow the mean RTT, down when the slowdown ends, but never above
+		// where the lift put it: a queue of ours that builds under the lift
+		// must show as congestion.
+		h.lifted = min(h.liftTop, h.lifted+(r-h.lifted)*0.2)
+	}
+	if h.lifted <= h.baseline {
+		h.lifted = 0
 	}
 	thr := h.threshold(tol)
 	// A queue of ours shrinks with our calls in flight: if the episode's
@@ -272,10 +286,8 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 	if h.streakRTT/h.streakN < (1-0.4*h.streakF)*h.epRTT {
 		return thr, false // over the stretch, the RTT did come down
 	}
-	if h.liftBase == 0 {
-		h.liftBase = h.baseline
-	}
-	h.lifted = min(r, h.maxLift*h.liftBase)
+	h.lifted = min(r, h.maxLift*h.anchor)
+	h.liftTop = h.lifted
 	return h.threshold(tol), true
 }
 
@@ -287,7 +299,7 @@ func (h *Hybrid) threshold(tol float64) float64 {
 	if h.lifted <= h.baseline {
 		return tol * h.baseline
 	}
-	return min(tol*h.lifted, max(tol*h.baseline, h.maxLift*h.liftBase))
+	return min(tol*h.lifted, max(tol*h.baseline, h.maxLift*h.anchor))
 }
 
 // Baseline returns the RTT baseline (see the rule above): during a lift,
@@ -297,5 +309,5 @@ func (h *Hybrid) Baseline() time.Duration {
 	if h.lifted <= h.baseline {
 		return time.Duration(h.baseline)
 	}
-	return time.Duration(min(h.lifted, h.maxLift*h.liftBase))
+	return time.Duration(min(h.lifted, h.maxLift*h.anchor))
 }
