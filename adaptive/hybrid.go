@@ -28,7 +28,7 @@ type HybridConfig struct {
 	// MaxLift bounds the lift (see [Hybrid]): how far a lasting RTT rise
 	// that cutting the calls in flight did not relieve may raise the
 	// baseline, as a factor of the baseline before the rise (ratio). 1
-	// turns the lift off. Default 4, so that a 1.5× to 3× slowdown of a
+	// turns the lift off. Default 4, so that a 2× to 3× slowdown of a
 	// downstream with capacity to spare is served while a 20× one stays
 	// congested; a slowdown near MaxLift is not served (half the windows'
 	// RTTs are over it), so set it well above the slowdowns to serve.
@@ -52,12 +52,13 @@ type HybridConfig struct {
 //	      holds (2/f)² successes and whose mean r is ≥ (1 − 0.4 f) × R (f the
 //	      stretch's smallest) says the RTT is not a queue of ours, which would
 //	      shrink with our calls in flight: b is lifted to r, at most MaxLift ×
-//	      the anchor (the b from before the RTT rose), and the episode's cuts
-//	      are undone (limit and ssthresh back to their values before its
-//	      first decrease); the lifted b then moves 0.2 of the way to each r,
-//	      never above where the lift put it, and ends when it reaches b; a
-//	      window with r over T' × the lifted b ends the lift (revoked) and is
-//	      judged against b; whatever the lifts, a window whose r exceeds both
+//	      the anchor, and the episode's cuts are undone (limit and ssthresh
+//	      back to their values before its first decrease); the anchor is the
+//	      b from before the RTT rose: it follows b down at once, and up only
+//	      after 30 s of windows within T' of it; the lifted b then moves 0.2
+//	      of the way to each r, never above where the lift put it, and ends
+//	      when it reaches b; two windows in a row over the lifted threshold
+//	      revoke the lift; whatever the lifts, a window whose r exceeds both
 //	      MaxLift × the anchor and T' × b is congested
 //	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
@@ -89,7 +90,7 @@ type HybridConfig struct {
 //   - yet a lasting slowdown that is not congestion is served: when cutting
 //     the calls in flight leaves the RTT where it was, the baseline is
 //     lifted, up to MaxLift (4) times itself, so a downstream that became
-//     1.5× to 3× slower with capacity to spare is not shed from
+//     2× to 3× slower with capacity to spare is not shed from
 //     (GradientLimit and Vegas would hold the limit down as long as the
 //     baseline remembers the old RTT);
 //   - recovery is fast: the first healthy, binding window after a
@@ -116,6 +117,11 @@ type Hybrid struct {
 	// so a late lift cannot take its cap from a baseline that has risen.
 	lifted, anchor float64
 	liftTop        float64 // where the last lift put the baseline (ns)
+	// calm is how long (ns) windows have been within the margin of the
+	// anchor, in a row; over counts the windows in a row over the lifted
+	// baseline.
+	calm float64
+	over int
 	// epPeak and epRTT are the highest peak in-flight and mean RTT (ns)
 	// of the congestion episode so far; epLimit and epSsthresh are the
 	// limit and ssthresh before its first decrease.
@@ -233,16 +239,34 @@ func (h *Hybrid) Update(limit int, w Window) int {
 // and returns the RTT above which the window is congested (ns) and whether
 // this window lifted the baseline.
 func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
-	if h.anchor == 0 || (w.Drops == 0 && r > 0 && r <= tol*h.anchor) {
-		h.anchor = h.baseline
+	// The anchor follows the baseline down at once, and up only after
+	// 30 s of windows within the margin of it: a short return of the RTT
+	// in a long slowdown must not move it up to a baseline that has risen.
+	switch {
+	case h.anchor == 0 || h.baseline < h.anchor:
+		h.anchor, h.calm = h.baseline, 0
+	case w.Drops == 0 && r > 0 && r <= tol*h.anchor:
+		if h.calm += float64(w.Duration); h.calm >= float64(30*time.Second) {
+			h.anchor = h.baseline
+		}
+	default:
+		h.calm = 0
+	}
+	over := h.lifted > 0 && w.Drops == 0 && r > h.threshold(tol)
+	if over {
+		h.over++
+	} else {
+		h.over = 0
 	}
 	switch {
-	case h.lifted > 0 && w.Drops == 0 && r > h.threshold(tol):
-		// The RTT rose past the lifted baseline: the lift was wrong (a
-		// queue shared with other clients, which grew back when the cuts
-		// were undone) or the downstream slowed down again. Judge the window
-		// against the baseline; a new lift needs new evidence.
-		h.lifted = 0
+	case h.over >= 2:
+		// Two windows in a row over the lifted baseline (one may be noise):
+		// the lift was wrong (a queue shared with other clients, which grew
+		// back when the cuts were undone) or the downstream slowed down
+		// again. Judge the window against the baseline; a new lift needs
+		// new evidence.
+		h.lifted, h.over = 0, 0
+	case over:
 	case h.lifted > 0 && w.Drops == 0 && r > 0:
 		// Follow the mean RTT, down when the slowdown ends, but never above
 		// where the lift put it: a queue of ours that builds under the lift
