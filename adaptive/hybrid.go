@@ -184,7 +184,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 		case r < h.baseline:
 			h.baseline += (r - h.baseline) * 0.2
 		case w.Drops == 0:
-			h.baseline += (r - h.baseline) * min(1, float64(w.Duration)/h.rise)
+			h.baseline += (r - h.baseline) * min(1, float64(max(w.Duration, 0))/h.rise)
 		}
 	}
 	// The mean of S samples is √(S/10) times less noisy than that of 10:
@@ -246,7 +246,7 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 	case h.anchor == 0 || h.baseline < h.anchor:
 		h.anchor, h.calm = h.baseline, 0
 	case w.Drops == 0 && r > 0 && r <= tol*h.anchor:
-		if h.calm += float64(w.Duration); h.calm >= float64(30*time.Second) {
+		if h.calm += float64(max(w.Duration, 0)); h.calm >= float64(30*time.Second) {
 			h.anchor = h.baseline
 		}
 	default:
@@ -303,7 +303,7 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 		return thr, false
 	}
 	if h.streak == 0 || h.streak < r || h.streakN < (2/h.streakF)*(2/h.streakF) {
-		h.streak += float64(w.Duration)
+		h.streak += float64(max(w.Duration, 0))
 		return thr, false
 	}
 	h.streak = 0

@@ -309,3 +309,30 @@ func sharedFIFO(t *testing.T, n int, maxLift float64, seed uint64) time.Duration
 	})
 	return mean
 }
+
+// Hybrid.Update is public, so it must survive windows the Limiter never
+// closes: a negative duration once drove the baseline negative (moving it
+// away from the RTT), after which every window was congested and the limit
+// stayed at 1 (found by an adversarial review).
+func TestHybridNegativeWindowDuration(t *testing.T) {
+	h, err := NewHybrid(HybridConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := 20
+	for range 40 {
+		limit = h.Update(limit, Window{Duration: 250 * time.Millisecond, Samples: 20, MeanRTT: 50 * time.Millisecond, MaxInFlight: limit})
+	}
+	for range 10 {
+		limit = h.Update(limit, Window{Duration: -time.Hour, Samples: 20, MeanRTT: 60 * time.Millisecond, MaxInFlight: limit})
+	}
+	if b := h.Baseline(); b < 40*time.Millisecond || b > 60*time.Millisecond {
+		t.Errorf("baseline %v after windows of negative duration; want it between 40 and 60 ms", b)
+	}
+	for range 20 {
+		limit = h.Update(limit, Window{Duration: 250 * time.Millisecond, Samples: 20, MeanRTT: 50 * time.Millisecond, MaxInFlight: limit})
+	}
+	if limit < 20 {
+		t.Errorf("limit %d after healthy windows; want it to grow again (≥ 20)", limit)
+	}
+}
