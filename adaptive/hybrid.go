@@ -280,12 +280,13 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 	// A queue of ours shrinks with our calls in flight: if the episode's
 	// cuts took a share f of them away (at least 15% and 2 calls, so that
 	// a stretch does not start on the noise of a window's peak) and the
-	// RTT fell by less than 0.4 f, the RTT is not a queue of ours. The calls that complete in a window left up
-	// to one RTT earlier, with the delay they queued for, so the test must
-	// hold for one RTT after the calls in flight fell, over at least two
-	// windows, with the smallest f of that stretch; and over (2/f)²
-	// successes, so that the stretch's mean RTT is within 0.6 f of its
-	// expectation at 2 standard errors if the RTTs vary by up to 50%.
+	// RTT fell by less than 0.4 f, the RTT is not a queue of ours. The
+	// calls that complete in a window left up to one RTT earlier, with the
+	// delay they queued for, so the test must hold for one RTT after the
+	// calls in flight fell, over at least two windows, with the smallest f
+	// of that stretch; and over (2/f)² successes, so that the stretch's
+	// mean RTT is within 0.6 f of its expectation at 2 standard errors if
+	// the RTTs vary by up to 50%.
 	f := 1 - float64(w.MaxInFlight)/float64(max(1, h.epPeak))
 	if !(w.Drops == 0 && r > thr && h.congested && f >= 0.15 && h.epPeak-w.MaxInFlight >= 2) {
 		h.streak = 0
@@ -317,8 +318,8 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 
 // threshold returns the RTT above which a window with margin tol is
 // congested (ns): tol × the baseline, or during a lift tol × the lifted
-// baseline, but never above MaxLift × the baseline before the lift (unless
-// the baseline alone allows more).
+// baseline, but never above MaxLift × the anchor (unless the baseline
+// alone allows more).
 func (h *Hybrid) threshold(tol float64) float64 {
 	if h.lifted <= h.baseline {
 		return tol * h.baseline
@@ -327,7 +328,7 @@ func (h *Hybrid) threshold(tol float64) float64 {
 }
 
 // Baseline returns the RTT baseline (see the rule above): during a lift,
-// the lifted one, at most MaxLift × the baseline before the lift; 0 before
+// the lifted one, at most MaxLift × the anchor; 0 before
 // the first success.
 func (h *Hybrid) Baseline() time.Duration {
 	if h.lifted <= h.baseline {
