@@ -25,7 +25,8 @@
 //
 //   - [Hybrid] (the default): a gradient on RTT against a slow-moving
 //     baseline, a multiplicative decrease proportional to the share of drops,
-//     and a multiplicative increase while the limit is binding. It fixes four
+//     and a multiplicative increase while the limit is binding; a background
+//     share of drops up to DropTolerance (2%) is not congestion. It fixes
 //     known weaknesses of AIMD and Gradient2; see its doc.
 //   - [AIMD]: additive increase, multiplicative decrease on drops, as in
 //     Netflix concurrency-limits' AIMDLimit (after TCP Reno, RFC 5681).

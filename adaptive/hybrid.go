@@ -34,6 +34,18 @@ type HybridConfig struct {
 	// RTTs are over it), so set it well above the slowdowns to serve.
 	// Range [1, 100].
 	MaxLift float64
+	// DropTolerance is the share of drops (ratio 0..1) a window may hold
+	// without being congested by them, beyond the noise of its sample
+	// count: a window of S samples with D drops is congested when
+	// D > DropTolerance × S + 2 √(DropTolerance × S). A healthy downstream
+	// answers a few calls with a timeout or a 503 whatever the load; with
+	// no tolerance each such window cuts the limit and the limit falls
+	// below the demand (1% of drops at 1,000 calls/s shed 30% of the
+	// calls in the third minute). The 2% is BBRv2's loss threshold (BBRLossThresh, Cardwell et
+	// al., draft-cardwell-iccrg-bbr-congestion-control-02). Default 0.02;
+	// range (0, 0.5], or negative for none: every drop congests the window,
+	// as in AIMD.
+	DropTolerance float64
 }
 
 // Hybrid is floodgate's default algorithm: a gradient on RTT against a
@@ -43,11 +55,14 @@ type HybridConfig struct {
 //
 //	baseline b: the first window's r; then b += (r − b) × 0.2 when r < b,
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
+//	            and the window is not dropped
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
+//	dropped: D > a(S) = d S + 2 √(d S), d the DropTolerance (0.02):
+//	         more drops than the background share d and its noise
 //	lift: with P and R the highest peak in-flight and r of the congestion
 //	      episode so far and f = 1 − p/P the share of our calls in flight its
 //	      cuts took away: a stretch of congested windows (D = 0, r > T' × b)
-//	      after the episode's first, each with f ≥ 0.15, P − p ≥ 2 and
+//	      after the episode's first, none dropped, each with f ≥ 0.15, P − p ≥ 2 and
 //	      r ≥ (1 − 0.4 f) × R, that lasts at least one r and two windows,
 //	      holds (2/f)² successes and whose mean r is ≥ (1 − 0.4 f) × R (f the
 //	      stretch's smallest) says the RTT is not a queue of ours, which would
@@ -60,11 +75,12 @@ type HybridConfig struct {
 //	      when it reaches b; two windows in a row over the lifted threshold
 //	      revoke the lift; whatever the lifts, a window whose r exceeds both
 //	      MaxLift × the anchor and T' × b is congested
-//	if D > 0:           limit × max(Backoff, 1 − D/S)         (drop: congestion)
+//	if dropped:         limit × max(Backoff, 1 − D/S)         (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
 //	else if p ≥ limit:                                         (binding, healthy)
 //	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
-//	    limit < ssthresh or no ssthresh yet: min(ssthresh, max(limit + 1, limit × Growth))
+//	    D = 0 and (limit < ssthresh or no ssthresh yet):
+//	                         min(ssthresh, max(limit + 1, limit × Growth))  (slow start)
 //	    else:                                limit + 1              (congestion avoidance)
 //	else if 2p ≥ limit: limit + 1
 //	else:               unchanged                              (caller not using it)
@@ -79,6 +95,16 @@ type HybridConfig struct {
 // known weaknesses:
 //   - drops lower the limit whatever their RTT, so a downstream failing fast
 //     with 503 is backed off from (Gradient2 ignores drops);
+//   - but a background share of drops, which a healthy downstream has
+//     whatever the load (timeouts in the tail, a stray 503), does not:
+//     AIMD and a drop rule without tolerance cut on every window that holds
+//     one, so 1% of drops at 1,000 calls/s shed 30% of the calls in the
+//     third minute and 2% shed 48%; with DropTolerance 0.02 (BBRv2's loss
+//     threshold) neither sheds a call, nor does 3% (4% sheds 36%); a window
+//     with drops within the tolerance grows the limit by +1 at most, never
+//     by slow start, so the first window of a storm of timeouts, which
+//     mixes a few of them with the successes of earlier calls, cannot raise
+//     it by half;
 //   - a window of nothing but drops still closes and lowers the limit
 //     (Netflix's windows need a success to close);
 //   - a lasting slowdown is not forgotten: the baseline rises with a 30 min
@@ -86,7 +112,7 @@ type HybridConfig struct {
 //     catch-up decay, so a 20× step stays "congested" for about an hour
 //     at 160 samples per window or more (margin 1.25), 19 min at 10 or
 //     fewer (margin 2);
-//     and windows with drops never move it up;
+//     and windows congested by drops never move it up;
 //   - yet a lasting slowdown that is not congestion is served: when cutting
 //     the calls in flight leaves the RTT where it was, the baseline is
 //     lifted, up to MaxLift (4) times itself, so a downstream that became
@@ -102,6 +128,7 @@ type HybridConfig struct {
 type Hybrid struct {
 	tolerance, backoff, growth float64
 	maxLift                    float64
+	dropTol                    float64 // 0: none
 	rise                       float64 // ns
 	baseline                   float64 // ns; 0 until the first success
 	est                        estimate
@@ -154,6 +181,9 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 	if cfg.MaxLift == 0 {
 		cfg.MaxLift = 4
 	}
+	if cfg.DropTolerance == 0 {
+		cfg.DropTolerance = 0.02
+	}
 	switch {
 	case !ratioIn(cfg.Tolerance, 1, 100):
 		return nil, fmt.Errorf("adaptive: Hybrid Tolerance must be in [1, 100], got %v", cfg.Tolerance)
@@ -165,9 +195,11 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 		return nil, fmt.Errorf("adaptive: Hybrid BaselineRise must be in [1s, 24h], got %v", cfg.BaselineRise)
 	case !ratioIn(cfg.MaxLift, 1, 100):
 		return nil, fmt.Errorf("adaptive: Hybrid MaxLift must be in [1, 100], got %v", cfg.MaxLift)
+	case !(cfg.DropTolerance < 0 || cfg.DropTolerance <= 0.5):
+		return nil, fmt.Errorf("adaptive: Hybrid DropTolerance must be in (0, 0.5], or negative for none, got %v", cfg.DropTolerance)
 	}
 	return &Hybrid{tolerance: cfg.Tolerance, backoff: cfg.Backoff, growth: cfg.Growth,
-		rise: float64(cfg.BaselineRise), maxLift: cfg.MaxLift}, nil
+		rise: float64(cfg.BaselineRise), maxLift: cfg.MaxLift, dropTol: max(cfg.DropTolerance, 0)}, nil
 }
 
 // Update applies the Hybrid rule to one window.
@@ -177,13 +209,14 @@ func (h *Hybrid) Update(limit int, w Window) int {
 		return limit
 	}
 	r := float64(w.MeanRTT)
+	dropped := float64(w.Drops) > h.dropsAllowed(w.Samples)
 	if r > 0 {
 		switch {
 		case h.baseline == 0:
 			h.baseline = r
 		case r < h.baseline:
 			h.baseline += (r - h.baseline) * 0.2
-		case w.Drops == 0:
+		case !dropped:
 			h.baseline += (r - h.baseline) * min(1, float64(max(w.Duration, 0))/h.rise)
 		}
 	}
@@ -193,8 +226,8 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	if w.Samples > 10 {
 		tol = 1 + (tol-1)*max(0.25, math.Sqrt(10/float64(w.Samples)))
 	}
-	thr, lifted := h.lift(r, tol, w)
-	congested := w.Drops > 0 || r > thr
+	thr, lifted := h.lift(r, tol, w, dropped)
+	congested := dropped || r > thr
 	switch {
 	case lifted && !congested:
 		// The episode's cuts were not for a queue of ours: undo them.
@@ -209,7 +242,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	}
 	switch {
 	case lifted && !congested:
-	case w.Drops > 0:
+	case dropped:
 		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
 	case r > thr:
 		est *= max(h.backoff, thr/r)
@@ -217,7 +250,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 		switch {
 		case h.congested && est < h.ssthresh:
 			est = h.ssthresh // fast recovery: back to the threshold
-		case h.ssthresh == 0 || est < h.ssthresh:
+		case w.Drops == 0 && (h.ssthresh == 0 || est < h.ssthresh):
 			est = max(est+1, est*h.growth) // slow start
 			if h.ssthresh > 0 {
 				est = min(est, h.ssthresh)
@@ -236,23 +269,23 @@ func (h *Hybrid) Update(limit int, w Window) int {
 }
 
 // lift updates the lift for a window with mean RTT r (ns) and margin tol,
-// and returns the RTT above which the window is congested (ns) and whether
-// this window lifted the baseline.
-func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
+// congested by its drops if dropped, and returns the RTT above which the
+// window is congested (ns) and whether this window lifted the baseline.
+func (h *Hybrid) lift(r, tol float64, w Window, dropped bool) (float64, bool) {
 	// The anchor follows the baseline down at once, and up only after
 	// 30 s of windows within the margin of it: a short return of the RTT
 	// in a long slowdown must not move it up to a baseline that has risen.
 	switch {
 	case h.anchor == 0 || h.baseline < h.anchor:
 		h.anchor, h.calm = h.baseline, 0
-	case w.Drops == 0 && r > 0 && r <= tol*h.anchor:
+	case !dropped && r > 0 && r <= tol*h.anchor:
 		if h.calm += float64(max(w.Duration, 0)); h.calm >= float64(30*time.Second) {
 			h.anchor = h.baseline
 		}
 	default:
 		h.calm = 0
 	}
-	over := h.lifted > 0 && w.Drops == 0 && r > h.threshold(tol)
+	over := h.lifted > 0 && !dropped && r > h.threshold(tol)
 	if over {
 		h.over++
 	} else {
@@ -267,7 +300,7 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 		// new evidence.
 		h.lifted, h.over = 0, 0
 	case over:
-	case h.lifted > 0 && w.Drops == 0 && r > 0:
+	case h.lifted > 0 && !dropped && r > 0:
 		// Follow the mean RTT, down when the slowdown ends, but never above
 		// where the lift put it: a queue of ours that builds under the lift
 		// must show as congestion.
@@ -288,7 +321,7 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 	// mean RTT is within 0.6 f of its expectation at 2 standard errors if
 	// the RTTs vary by up to 50%.
 	f := 1 - float64(w.MaxInFlight)/float64(max(1, h.epPeak))
-	if !(w.Drops == 0 && r > thr && h.congested && f >= 0.15 && h.epPeak-w.MaxInFlight >= 2) {
+	if !(!dropped && r > thr && h.congested && f >= 0.15 && h.epPeak-w.MaxInFlight >= 2) {
 		h.streak = 0
 		return thr, false
 	}
@@ -314,6 +347,14 @@ func (h *Hybrid) lift(r, tol float64, w Window) (float64, bool) {
 	h.lifted = min(r, h.maxLift*h.anchor)
 	h.liftTop = h.lifted
 	return h.threshold(tol), true
+}
+
+// dropsAllowed returns how many drops a window of s samples may hold
+// without being congested by them: DropTolerance × s plus two standard
+// deviations of that count (Poisson), 0 with no tolerance.
+func (h *Hybrid) dropsAllowed(s int) float64 {
+	m := h.dropTol * float64(s)
+	return m + 2*math.Sqrt(m)
 }
 
 // threshold returns the RTT above which a window with margin tol is

@@ -5,7 +5,7 @@ import "time"
 // Scenario is one scripted run: the offered load, the downstream's
 // behaviour over time, and the moments the metrics are taken from.
 type Scenario struct {
-	// Name is the scenario's short name (S1..S8).
+	// Name is the scenario's short name (S1..S9).
 	Name string
 	// Title says what happens, for tables and plots.
 	Title string
@@ -25,7 +25,7 @@ type Scenario struct {
 	// the downstream (S7: 3); 0 means 1.
 	Layers int
 	// Spare says the trouble leaves the downstream capacity to spare
-	// (S8): calls that arrive from 5 s after the onset count as healthy
+	// (S8, S9): calls that arrive from 5 s after the onset count as healthy
 	// in Result.HealthyLost.
 	Spare bool
 }
@@ -36,7 +36,7 @@ func healthy(from time.Duration) Phase {
 	return Phase{From: from, Workers: 40, Service: LogNormal{Median: 50 * time.Millisecond, P99: 150 * time.Millisecond}}
 }
 
-// Scenarios returns S1..S8, the values both the tests and cmd/scenarios
+// Scenarios returns S1..S9, the values both the tests and cmd/scenarios
 // run.
 func Scenarios() []Scenario {
 	const s = time.Second
@@ -88,6 +88,11 @@ func Scenarios() []Scenario {
 			Phases: []Phase{healthy(0), with(healthy(30*s), func(p *Phase) {
 				p.Service = LogNormal{Median: 100 * time.Millisecond, P99: 300 * time.Millisecond}
 			})},
+		},
+		{
+			Name: "S9", Title: "background drops: 400 calls/s, 40 workers, healthy; from 30 s, 2% of calls answered 503 (no Retry-After)",
+			Seed: 9, Duration: 90 * s, Rate: flat(400), Onset: 30 * s, Spare: true,
+			Phases: []Phase{healthy(0), with(healthy(30*s), func(p *Phase) { p.Throttle = 0.02 })},
 		},
 	}
 }

@@ -10,7 +10,7 @@ import (
 // per contender. The columns after "onset → under capacity" appear only
 // where the scenario has what they measure: a recovery, a capacity change
 // (S6), a Retry-After hint (S5), capacity to spare through the trouble
-// (S8: the calls lost while healthy).
+// (S8, S9: the calls lost while healthy).
 func Table(sc Scenario, results []*Result) string {
 	var b strings.Builder
 	head := "| contender | goodput (calls/s) | % of offered | p50 | p99 | amplification | peak in-flight | p99 to error | onset → under capacity |"
