@@ -13,7 +13,10 @@ type Config struct {
 	Algorithm Algorithm
 
 	// InitialLimit is the limit (calls in flight) before the first window
-	// closes. Default 20; range [MinLimit, MaxLimit].
+	// closes. Default 20; range [MinLimit, MaxLimit]. A start-up demand
+	// above it is shed until the limit grows to meet it (Hybrid: ×1.5 per
+	// binding window of at least 250 ms, so 20 → 45 in about 0.5 s); set it
+	// to the calls in flight you expect if a cold start must shed nothing.
 	InitialLimit int
 
 	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].
