@@ -25,7 +25,8 @@ type Gate struct {
 }
 
 // New returns a Gate named name (used in errors and by the breaker's
-// callback; must not be empty), or an error naming the first option field
+// callback; must not be empty), or an error: when name is empty, when an
+// option is nil (naming its position), or naming the first option field
 // that is out of range. With no options every layer uses its defaults.
 func New(name string, opts ...Option) (*Gate, error) {
 	if name == "" {
