@@ -34,17 +34,19 @@ type HybridConfig struct {
 	// RTTs are over it), so set it well above the slowdowns to serve.
 	// Range [1, 100].
 	MaxLift float64
-	// DropTolerance is the share of drops (ratio 0..1) a window may hold
-	// without being congested by them, beyond the noise of its sample
-	// count: a window of S samples with D drops is congested when
-	// D > DropTolerance × S + 2 √(DropTolerance × S). A healthy downstream
-	// answers a few calls with a timeout or a 503 whatever the load; with
-	// no tolerance each such window cuts the limit and the limit falls
-	// below the demand (1% of drops at 1,000 calls/s shed 30% of the
-	// calls in the third minute). The 2% is BBRv2's loss threshold (BBRLossThresh, Cardwell et
-	// al., draft-cardwell-iccrg-bbr-congestion-control-02). Default 0.02;
-	// range (0, 0.5], or negative for none: every drop congests the window,
-	// as in AIMD.
+	// DropTolerance is the share of drops (ratio 0..1) a downstream may
+	// answer whatever the load without the limit being cut for them. A
+	// window with drops is congested by them when it holds no success, or
+	// when its drops, or those of recent windows pooled (about 5 /
+	// DropTolerance samples), exceed DropTolerance × their samples by more
+	// than two standard deviations of that count; its cut then takes only
+	// the share above DropTolerance. With no tolerance each window holding
+	// a drop cuts the limit and the limit falls below the demand: 1% of
+	// drops at 1,000 calls/s shed 30% of the calls in the third minute. The
+	// 2% is BBRv2's loss threshold (BBRLossThresh, Cardwell et al.,
+	// draft-cardwell-iccrg-bbr-congestion-control-02). Default 0.02; range
+	// (0, 0.1], or negative for none: every drop congests the window and
+	// cuts by the whole share, as in AIMD.
 	DropTolerance float64
 }
 
@@ -57,8 +59,10 @@ type HybridConfig struct {
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
 //	            and the window is not dropped
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
-//	dropped: D > a(S) = d S + 2 √(d S), d the DropTolerance (0.02):
-//	         more drops than the background share d and its noise
+//	dropped: D > 0 and (D = S, or D > d S + 2 √(d S), or the same test on
+//	         the drops and samples of recent windows, each sample weighted by
+//	         exp(−age in samples × d/5)); d the DropTolerance (0.02): more
+//	         drops than a background share d and its noise
 //	lift: with P and R the highest peak in-flight and r of the congestion
 //	      episode so far and f = 1 − p/P the share of our calls in flight its
 //	      cuts took away: a stretch of congested windows (D = 0, r > T' × b)
@@ -75,7 +79,7 @@ type HybridConfig struct {
 //	      when it reaches b; two windows in a row over the lifted threshold
 //	      revoke the lift; whatever the lifts, a window whose r exceeds both
 //	      MaxLift × the anchor and T' × b is congested
-//	if dropped:         limit × max(Backoff, 1 − D/S)         (drop: congestion)
+//	if dropped:         limit × max(Backoff, 1 − D/S + d)     (drop: congestion)
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
 //	else if p ≥ limit:                                         (binding, healthy)
 //	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
@@ -100,7 +104,10 @@ type HybridConfig struct {
 //     AIMD and a drop rule without tolerance cut on every window that holds
 //     one, so 1% of drops at 1,000 calls/s shed 30% of the calls in the
 //     third minute and 2% shed 48%; with DropTolerance 0.02 (BBRv2's loss
-//     threshold) neither sheds a call, nor does 3% (4% sheds 36%); a window
+//     threshold) neither sheds a call, nor does 3% at 50 calls in flight
+//     (with 200–500 in flight it sheds 3–55%), and 4% sheds 23% instead of
+//     65%; small windows are pooled,
+//     so that a window of 10 samples does not get a free drop; a window
 //     with drops within the tolerance grows the limit by +1 at most, never
 //     by slow start, so the first window of a storm of timeouts, which
 //     mixes a few of them with the successes of earlier calls, cannot raise
@@ -132,6 +139,10 @@ type Hybrid struct {
 	rise                       float64 // ns
 	baseline                   float64 // ns; 0 until the first success
 	est                        estimate
+	// poolD and poolS are the drops and samples of recent windows, each
+	// sample weighted by exp(−age × DropTolerance/5) with age counted in
+	// samples, so that poolS tends to 5/DropTolerance (see dropped).
+	poolD, poolS float64
 	// ssthresh is RFC 5681's slow-start threshold: the limit after the
 	// first decrease of the last congestion episode, at most that window's
 	// peak in-flight; 0 before the first one.
@@ -195,8 +206,8 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 		return nil, fmt.Errorf("adaptive: Hybrid BaselineRise must be in [1s, 24h], got %v", cfg.BaselineRise)
 	case !ratioIn(cfg.MaxLift, 1, 100):
 		return nil, fmt.Errorf("adaptive: Hybrid MaxLift must be in [1, 100], got %v", cfg.MaxLift)
-	case !(cfg.DropTolerance < 0 || cfg.DropTolerance <= 0.5):
-		return nil, fmt.Errorf("adaptive: Hybrid DropTolerance must be in (0, 0.5], or negative for none, got %v", cfg.DropTolerance)
+	case !(cfg.DropTolerance < 0 || cfg.DropTolerance <= 0.1):
+		return nil, fmt.Errorf("adaptive: Hybrid DropTolerance must be in (0, 0.1], or negative for none, got %v", cfg.DropTolerance)
 	}
 	return &Hybrid{tolerance: cfg.Tolerance, backoff: cfg.Backoff, growth: cfg.Growth,
 		rise: float64(cfg.BaselineRise), maxLift: cfg.MaxLift, dropTol: max(cfg.DropTolerance, 0)}, nil
@@ -205,11 +216,12 @@ func NewHybrid(cfg HybridConfig) (*Hybrid, error) {
 // Update applies the Hybrid rule to one window.
 func (h *Hybrid) Update(limit int, w Window) int {
 	est := h.est.sync(limit)
-	if w.Samples == 0 {
+	if w.Samples <= 0 {
 		return limit
 	}
+	w.Drops = min(max(w.Drops, 0), w.Samples)
 	r := float64(w.MeanRTT)
-	dropped := float64(w.Drops) > h.dropsAllowed(w.Samples)
+	dropped := h.dropped(w)
 	if r > 0 {
 		switch {
 		case h.baseline == 0:
@@ -243,7 +255,9 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	switch {
 	case lifted && !congested:
 	case dropped:
-		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples))
+		// Cut by the share of drops above the tolerance (all of it
+		// without one).
+		est *= max(h.backoff, 1-float64(w.Drops)/float64(w.Samples)+h.dropTol)
 	case r > thr:
 		est *= max(h.backoff, thr/r)
 	case w.MaxInFlight >= limit:
@@ -349,13 +363,39 @@ func (h *Hybrid) lift(r, tol float64, w Window, dropped bool) (float64, bool) {
 	return h.threshold(tol), true
 }
 
-// dropsAllowed returns how many drops a window of s samples may hold
-// without being congested by them: DropTolerance × s plus two standard
-// deviations of that count (Poisson), 0 with no tolerance.
-func (h *Hybrid) dropsAllowed(s int) float64 {
-	m := h.dropTol * float64(s)
-	return m + 2*math.Sqrt(m)
+// dropped reports whether window w is congested by its drops: with no
+// tolerance, when it holds one; with tolerance d, when it holds one and
+// no success, or when it holds one and its drops, or those of recent
+// windows pooled, exceed d × their samples by more than two standard
+// deviations of that count (Poisson). The pool weighs each sample by
+// exp(−age/K), with age in samples and K = 5/d (250 samples at 2%), so
+// that its test rests on about 5 expected background drops: a window of
+// 10 samples alone would have to let 1 drop in (10%) to keep its false
+// alarms as rare as a window of 250 letting 9 in (3.6%). The window's
+// own test catches a sudden rise the pool would dilute with the past (in
+// bench S5 the first window of 429s, 6 of 71). A window without drops is
+// never dropped, whatever the pool holds.
+func (h *Hybrid) dropped(w Window) bool {
+	if h.dropTol == 0 {
+		return w.Drops > 0
+	}
+	k := 5 / h.dropTol
+	decay := math.Exp(-float64(w.Samples) / k)
+	h.poolD = h.poolD*decay + float64(w.Drops)
+	h.poolS = h.poolS*decay + float64(w.Samples)
+	if w.Drops == 0 {
+		return false
+	}
+	if w.Drops == w.Samples {
+		return true
+	}
+	return exceeds(float64(w.Drops), h.dropTol*float64(w.Samples)) || exceeds(h.poolD, h.dropTol*h.poolS)
 }
+
+// exceeds reports whether a count of drops is above m, the count a
+// background share would give, by more than two standard deviations
+// (Poisson: √m).
+func exceeds(drops, m float64) bool { return drops > m+2*math.Sqrt(m) }
 
 // threshold returns the RTT above which a window with margin tol is
 // congested (ns): tol × the baseline, or during a lift tol × the lifted

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -95,4 +96,85 @@ func (r *recorder) Update(limit int, w Window) int {
 	r.limits = append(r.limits, next)
 	r.mu.Unlock()
 	return next
+}
+
+// fifo is a downstream with a FIFO queue in front of its workers, offered
+// Poisson arrivals whose rate ramps linearly from r0 to r1 between rampFrom
+// and rampTo, through one Limiter per client (each arrival picks a client
+// at random). Service times are log-normal (median, p99); a call whose
+// queueing plus service exceeds timeout ends as a drop at the timeout (the
+// worker still serves it), and a share hang of the calls ends as a drop
+// at the timeout whatever the load (background timeouts).
+type fifo struct {
+	dur                  time.Duration
+	r0, r1               float64 // calls/s
+	rampFrom, rampTo     time.Duration
+	workers              int
+	median, p99, timeout time.Duration
+	hang                 float64
+	clients              int
+	seed                 uint64
+}
+
+// fifoResult is what a fifo run measured.
+type fifoResult struct {
+	ok       int // successes
+	queueTOs int // drops caused by the queue: service alone was under the timeout
+}
+
+// run drives the downstream through limiters made by newAlg, one per
+// client; it must run inside a synctest bubble.
+func (c fifo) run(newAlg func() Algorithm) fifoResult {
+	ls := make([]*Limiter, max(c.clients, 1))
+	for i := range ls {
+		ls[i], _ = New(Config{Algorithm: newAlg()})
+	}
+	sigma := math.Log(float64(c.p99)/float64(c.median)) / 2.3263
+	rng := rand.New(rand.NewPCG(c.seed, 77))
+	rate := func(t time.Duration) float64 {
+		f := min(max(float64(t-c.rampFrom)/float64(max(c.rampTo-c.rampFrom, 1)), 0), 1)
+		return c.r0 + (c.r1-c.r0)*f
+	}
+	free := make([]time.Duration, c.workers) // when each worker is next free
+	var res fifoResult
+	var wg sync.WaitGroup
+	start := time.Now()
+	for now := time.Since(start); now < c.dur; now = time.Since(start) {
+		l := ls[rng.IntN(len(ls))]
+		hang := rng.Float64() < c.hang
+		svc := time.Duration(float64(c.median) * math.Exp(sigma*rng.NormFloat64()))
+		gap := time.Duration(rng.ExpFloat64() / rate(now) * float64(time.Second))
+		if l.Acquire() {
+			d, o := c.timeout, Drop
+			if !hang {
+				wi := 0
+				for i := range free {
+					if free[i] < free[wi] {
+						wi = i
+					}
+				}
+				begin := max(now, free[wi])
+				free[wi] = begin + svc
+				if d = begin - now + svc; d > c.timeout {
+					d = c.timeout
+					if svc <= c.timeout {
+						res.queueTOs++
+					}
+				} else {
+					o = Success
+					res.ok++
+				}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := time.Now()
+				time.Sleep(d)
+				l.Release(s, time.Since(s), o)
+			}()
+		}
+		time.Sleep(gap)
+	}
+	wg.Wait()
+	return res
 }
