@@ -37,10 +37,11 @@ type HybridConfig struct {
 	// DropTolerance is the share of drops (ratio 0..1) a downstream may
 	// answer whatever the load without the limit being cut for them. A
 	// window with drops is congested by them when it holds no success, or
-	// when its drops, or those of recent windows pooled (about 5 /
-	// DropTolerance samples), exceed DropTolerance × their samples by more
-	// than two standard deviations of that count; its cut then takes only
-	// the share above DropTolerance. With no tolerance each window holding
+	// when its drops exceed DropTolerance × its samples by more than two
+	// standard deviations of that count, or when its share exceeds
+	// DropTolerance and recent windows pooled (about 5 / DropTolerance
+	// samples) pass that test; its cut then takes only the share above
+	// DropTolerance. With no tolerance each window holding
 	// a drop cuts the limit and the limit falls below the demand: 1% of
 	// drops at 1,000 calls/s shed 30% of the calls in the third minute. The
 	// 2% is BBRv2's loss threshold (BBRLossThresh, Cardwell et al.,
@@ -59,14 +60,15 @@ type HybridConfig struct {
 //	            and b += (r − b) × min(1, window duration / BaselineRise) when r > b
 //	            and the window is not dropped
 //	T' = T for S ≤ 10, else 1 + (T − 1) × max(1/4, √(10/S))   (noise of the mean)
-//	dropped: D > 0 and (D = S, or D > d S + 2 √(d S), or the same test on
-//	         the drops and samples of recent windows, each sample weighted by
-//	         exp(−age in samples × d/5)); d the DropTolerance (0.02): more
-//	         drops than a background share d and its noise
+//	dropped: D > 0 and (D = S, or D > d S + 2 √(d S), or D > d S and the
+//	         same test holds for the drops and samples of recent windows,
+//	         each sample weighted by exp(−age in samples × d/5)); d the
+//	         DropTolerance (0.02): more drops than a background share d and
+//	         its noise; suspect: that pooled test holds but D ≤ d S
 //	lift: with P and R the highest peak in-flight and r of the congestion
 //	      episode so far and f = 1 − p/P the share of our calls in flight its
-//	      cuts took away: a stretch of congested windows (D = 0, r > T' × b)
-//	      after the episode's first, none dropped, each with f ≥ 0.15, P − p ≥ 2 and
+//	      cuts took away: a stretch of congested windows (not dropped,
+//	      r > T' × b) after the episode's first, each with f ≥ 0.15, P − p ≥ 2 and
 //	      r ≥ (1 − 0.4 f) × R, that lasts at least one r and two windows,
 //	      holds (2/f)² successes and whose mean r is ≥ (1 − 0.4 f) × R (f the
 //	      stretch's smallest) says the RTT is not a queue of ours, which would
@@ -83,7 +85,7 @@ type HybridConfig struct {
 //	else if r > T' × b: limit × max(Backoff, T' × b / r)      (RTT gradient; b lifted, capped)
 //	else if p ≥ limit:                                         (binding, healthy)
 //	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
-//	    D = 0 and (limit < ssthresh or no ssthresh yet):
+//	    D ≤ d S, not suspect, and (limit < ssthresh or no ssthresh yet):
 //	                         min(ssthresh, max(limit + 1, limit × Growth))  (slow start)
 //	    else:                                limit + 1              (congestion avoidance)
 //	else if 2p ≥ limit: limit + 1
@@ -105,13 +107,12 @@ type HybridConfig struct {
 //     one, so 1% of drops at 1,000 calls/s shed 30% of the calls in the
 //     third minute and 2% shed 48%; with DropTolerance 0.02 (BBRv2's loss
 //     threshold) neither sheds a call, nor does 3% at 50 calls in flight
-//     (with 200–500 in flight it sheds 3–55%), and 4% sheds 23% instead of
-//     65%; small windows are pooled,
-//     so that a window of 10 samples does not get a free drop; a window
-//     with drops within the tolerance grows the limit by +1 at most, never
-//     by slow start, so the first window of a storm of timeouts, which
-//     mixes a few of them with the successes of earlier calls, cannot raise
-//     it by half;
+//     (with 200–500 in flight it sheds 3–55%), and 4% sheds 22% instead of
+//     65%; small windows are pooled, so that a window of 10 samples does
+//     not get a free drop; a window whose share of drops exceeds d, or that
+//     the pool suspects, grows the limit by +1 at most, never by slow
+//     start, so the first window of a storm of timeouts, which mixes a few
+//     of them with the successes of earlier calls, cannot raise it by half;
 //   - a window of nothing but drops still closes and lowers the limit
 //     (Netflix's windows need a success to close);
 //   - a lasting slowdown is not forgotten: the baseline rises with a 30 min
@@ -221,7 +222,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	}
 	w.Drops = min(max(w.Drops, 0), w.Samples)
 	r := float64(w.MeanRTT)
-	dropped := h.dropped(w)
+	dropped, suspect := h.dropped(w)
 	if r > 0 {
 		switch {
 		case h.baseline == 0:
@@ -264,7 +265,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 		switch {
 		case h.congested && est < h.ssthresh:
 			est = h.ssthresh // fast recovery: back to the threshold
-		case w.Drops == 0 && (h.ssthresh == 0 || est < h.ssthresh):
+		case !suspect && float64(w.Drops) <= h.dropTol*float64(w.Samples) && (h.ssthresh == 0 || est < h.ssthresh):
 			est = max(est+1, est*h.growth) // slow start
 			if h.ssthresh > 0 {
 				est = min(est, h.ssthresh)
@@ -363,33 +364,43 @@ func (h *Hybrid) lift(r, tol float64, w Window, dropped bool) (float64, bool) {
 	return h.threshold(tol), true
 }
 
-// dropped reports whether window w is congested by its drops: with no
-// tolerance, when it holds one; with tolerance d, when it holds one and
-// no success, or when it holds one and its drops, or those of recent
-// windows pooled, exceed d × their samples by more than two standard
-// deviations of that count (Poisson). The pool weighs each sample by
+// dropped reports whether window w is congested by its drops, and
+// whether it is suspect (no slow start). With no tolerance, a window is
+// congested when it holds a drop. With tolerance d, a window with drops is
+// congested when it holds no success, or when its drops exceed d × its
+// samples by more than two standard deviations of that count (Poisson),
+// or when the drops of recent windows pooled exceed the same bound and
+// its own share exceeds d; when the pool exceeds it but the window's own
+// share does not, the window is suspect. The pool weighs each sample by
 // exp(−age/K), with age in samples and K = 5/d (250 samples at 2%), so
 // that its test rests on about 5 expected background drops: a window of
 // 10 samples alone would have to let 1 drop in (10%) to keep its false
-// alarms as rare as a window of 250 letting 9 in (3.6%). The window's
-// own test catches a sudden rise the pool would dilute with the past (in
-// bench S5 the first window of 429s, 6 of 71). A window without drops is
-// never dropped, whatever the pool holds.
-func (h *Hybrid) dropped(w Window) bool {
+// alarms as rare as a window of 250 letting 9 in (3.6%). The window's own
+// test catches a sudden rise the pool would dilute with the past (in bench
+// S5 the first window of 429s, 6 of 71). A window without drops is never
+// congested or suspect, whatever the pool holds.
+func (h *Hybrid) dropped(w Window) (dropped, suspect bool) {
 	if h.dropTol == 0 {
-		return w.Drops > 0
+		return w.Drops > 0, false
 	}
 	k := 5 / h.dropTol
 	decay := math.Exp(-float64(w.Samples) / k)
 	h.poolD = h.poolD*decay + float64(w.Drops)
 	h.poolS = h.poolS*decay + float64(w.Samples)
-	if w.Drops == 0 {
-		return false
+	m := h.dropTol * float64(w.Samples)
+	switch {
+	case w.Drops == 0:
+		return false, false
+	case w.Drops == w.Samples || exceeds(float64(w.Drops), m):
+		return true, false
+	case !exceeds(h.poolD, h.dropTol*h.poolS):
+		return false, false
 	}
-	if w.Drops == w.Samples {
-		return true
-	}
-	return exceeds(float64(w.Drops), h.dropTol*float64(w.Samples)) || exceeds(h.poolD, h.dropTol*h.poolS)
+	// The pool says the drops exceed the tolerance: the window is cut by
+	// its own share above the tolerance, or if it has none, it may grow
+	// the limit by +1 but not by slow start (the pool may remember an
+	// episode that has ended, or an overload may be building up).
+	return float64(w.Drops) > m, float64(w.Drops) <= m
 }
 
 // exceeds reports whether a count of drops is above m, the count a

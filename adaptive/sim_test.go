@@ -13,7 +13,8 @@ import (
 // drawn at random (seeded: runs repeat), end as a drop after rtt whatever
 // the load (background 503s or timeouts of a healthy downstream); when cap
 // > 0, a call that finds cap calls in flight at the downstream is answered
-// with a drop after 1 ms (a server's own limiter shedding with 503).
+// with a drop after 1.7 ms (a server's own limiter shedding with 503;
+// not 1 ms, so that it never ends at the instant another call ends).
 type phase struct {
 	dur  time.Duration
 	rtt  time.Duration
@@ -67,7 +68,7 @@ func runOpenLoop(l *Limiter, rate int, timeout time.Duration, phases []phase) []
 						}
 						mu.Unlock()
 						if full {
-							d, o = time.Millisecond, Drop
+							d, o = 1700*time.Microsecond, Drop
 						} else {
 							defer func() { mu.Lock(); atServer--; mu.Unlock() }()
 						}
