@@ -41,10 +41,10 @@ type HybridConfig struct {
 	// standard deviations of that count, or when its share exceeds
 	// DropTolerance and recent windows pooled (about 5 / DropTolerance
 	// samples) pass that test; its cut then takes only the share above
-	// DropTolerance. With no tolerance each window holding
-	// a drop cuts the limit and the limit falls below the demand: 1% of
-	// drops at 1,000 calls/s shed 30% of the calls in the third minute. The
-	// 2% is BBRv2's loss threshold (BBRLossThresh, Cardwell et al.,
+	// DropTolerance. With no tolerance each window holding a drop cuts the
+	// limit and the limit falls below the demand: 1% of drops at 1,000
+	// calls/s shed 30% of the calls in the third minute. The 2% is BBRv2's
+	// loss threshold (BBRLossThresh, Cardwell et al.,
 	// draft-cardwell-iccrg-bbr-congestion-control-02). Default 0.02; range
 	// (0, 0.1], or negative for none: every drop congests the window and
 	// cuts by the whole share, as in AIMD.
