@@ -94,7 +94,11 @@ type HybridConfig struct {
 // ssthresh (RFC 5681's slow-start threshold) is set by the first congested
 // window after a healthy one (later congested windows of the same episode
 // leave it, as repeated timeouts do in RFC 5681 §3.1): the limit after that
-// window's decrease, at most its peak in-flight (FlightSize, not cwnd).
+// window's decrease, at most its peak in-flight (FlightSize, not cwnd). A
+// window congested by drops alone whose drops are within 3 standard
+// deviations of d (in the window and in the pool) is cut but opens no
+// episode and sets no ssthresh: at a share of drops right at d, one window
+// in 30 passes the 2σ test by chance.
 //
 // It is built from the gradient of Netflix concurrency-limits' GradientLimit
 // and Gradient2Limit and the decrease of AIMD (RFC 5681), and fixes their
@@ -107,8 +111,8 @@ type HybridConfig struct {
 //     one, so 1% of drops at 1,000 calls/s shed 30% of the calls in the
 //     third minute and 2% shed 48%; with DropTolerance 0.02 (BBRv2's loss
 //     threshold) neither sheds a call, nor does 3% at 50 calls in flight
-//     (with 200–500 in flight it sheds 3–55%), and 4% sheds 22% instead of
-//     65%; small windows are pooled, so that a window of 10 samples does
+//     with evenly spaced arrivals (with Poisson arrivals or 200–500 in
+//     flight it sheds up to 55%), and 4% sheds 42% instead of 65%; small windows are pooled, so that a window of 10 samples does
 //     not get a free drop; a window whose share of drops exceeds d, or that
 //     the pool suspects, grows the limit by +1 at most, never by slow
 //     start, so the first window of a storm of timeouts, which mixes a few
@@ -222,7 +226,7 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	}
 	w.Drops = min(max(w.Drops, 0), w.Samples)
 	r := float64(w.MeanRTT)
-	dropped, suspect := h.dropped(w)
+	dropped, strong, suspect := h.dropped(w)
 	if r > 0 {
 		switch {
 		case h.baseline == 0:
@@ -241,15 +245,21 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	}
 	thr, lifted := h.lift(r, tol, w, dropped)
 	congested := dropped || r > thr
+	// A conviction by drops alone that is within 3 standard deviations of
+	// the tolerance cuts, but opens no episode: at a background share right
+	// at the tolerance one window in 30 passes the 2σ test by chance, and
+	// the ssthresh it would set (its peak in-flight, the demand of the
+	// moment) would cap slow start long after.
+	opens := congested && !h.congested && (strong || r > thr)
 	switch {
 	case lifted && !congested:
 		// The episode's cuts were not for a queue of ours: undo them.
 		est = max(est, h.epLimit)
 		h.ssthresh = h.epSsthresh
-	case congested && !h.congested:
+	case opens:
 		h.epPeak, h.epRTT = w.MaxInFlight, r
 		h.epLimit, h.epSsthresh = est, h.ssthresh
-	case congested:
+	case congested && h.congested:
 		h.epPeak = max(h.epPeak, w.MaxInFlight)
 		h.epRTT = max(h.epRTT, r)
 	}
@@ -276,10 +286,10 @@ func (h *Hybrid) Update(limit int, w Window) int {
 	case 2*w.MaxInFlight >= limit:
 		est++
 	}
-	if congested && !h.congested {
+	if opens {
 		h.ssthresh = max(1, min(est, float64(w.MaxInFlight)))
 	}
-	h.congested = congested
+	h.congested = opens || h.congested && congested
 	return h.est.set(est)
 }
 
@@ -379,34 +389,35 @@ func (h *Hybrid) lift(r, tol float64, w Window, dropped bool) (float64, bool) {
 // test catches a sudden rise the pool would dilute with the past (in bench
 // S5 the first window of 429s, 6 of 71). A window without drops is never
 // congested or suspect, whatever the pool holds.
-func (h *Hybrid) dropped(w Window) (dropped, suspect bool) {
+func (h *Hybrid) dropped(w Window) (dropped, strong, suspect bool) {
 	if h.dropTol == 0 {
-		return w.Drops > 0, false
+		return w.Drops > 0, true, false
 	}
 	k := 5 / h.dropTol
 	decay := math.Exp(-float64(w.Samples) / k)
 	h.poolD = h.poolD*decay + float64(w.Drops)
 	h.poolS = h.poolS*decay + float64(w.Samples)
-	m := h.dropTol * float64(w.Samples)
+	m, pm := h.dropTol*float64(w.Samples), h.dropTol*h.poolS
+	strong = w.Drops == w.Samples || exceeds(float64(w.Drops), m, 3) || exceeds(h.poolD, pm, 3)
 	switch {
 	case w.Drops == 0:
-		return false, false
-	case w.Drops == w.Samples || exceeds(float64(w.Drops), m):
-		return true, false
-	case !exceeds(h.poolD, h.dropTol*h.poolS):
-		return false, false
+		return false, false, false
+	case w.Drops == w.Samples || exceeds(float64(w.Drops), m, 2):
+		return true, strong, false
+	case !exceeds(h.poolD, pm, 2):
+		return false, false, false
 	}
 	// The pool says the drops exceed the tolerance: the window is cut by
 	// its own share above the tolerance, or if it has none, it may grow
 	// the limit by +1 but not by slow start (the pool may remember an
 	// episode that has ended, or an overload may be building up).
-	return float64(w.Drops) > m, float64(w.Drops) <= m
+	return float64(w.Drops) > m, strong && float64(w.Drops) > m, float64(w.Drops) <= m
 }
 
 // exceeds reports whether a count of drops is above m, the count a
-// background share would give, by more than two standard deviations
+// background share would give, by more than z standard deviations
 // (Poisson: √m).
-func exceeds(drops, m float64) bool { return drops > m+2*math.Sqrt(m) }
+func exceeds(drops, m, z float64) bool { return drops > m+z*math.Sqrt(m) }
 
 // threshold returns the RTT above which a window with margin tol is
 // congested (ns): tol × the baseline, or during a lift tol × the lifted

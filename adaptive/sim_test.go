@@ -34,9 +34,15 @@ type arrival struct {
 // not wait for the limiter) through the phases, and returns what each
 // arrival saw. It must run inside a synctest bubble.
 func runOpenLoop(l *Limiter, rate int, timeout time.Duration, phases []phase) []arrival {
+	return runArrivals(l, rate, timeout, phases, 0)
+}
+
+// runArrivals is runOpenLoop with arrivals evenly spaced (seed 0) or, for
+// seed > 0, a Poisson process drawn from a generator seeded with seed.
+func runArrivals(l *Limiter, rate int, timeout time.Duration, phases []phase, seed uint64) []arrival {
 	start := time.Now()
 	every := time.Second / time.Duration(rate)
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(max(seed, 1), 2))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var atServer int // calls in flight at the downstream, under mu
@@ -77,7 +83,11 @@ func runOpenLoop(l *Limiter, rate int, timeout time.Duration, phases []phase) []
 					l.Release(s, time.Since(s), o)
 				}(p)
 			}
-			time.Sleep(every)
+			if seed > 0 {
+				time.Sleep(time.Duration(rng.ExpFloat64() * float64(every)))
+			} else {
+				time.Sleep(every)
+			}
 		}
 	}
 	wg.Wait()
