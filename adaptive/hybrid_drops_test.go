@@ -133,10 +133,11 @@ func TestHybridLiftWithBackgroundDrops(t *testing.T) {
 // more calls time out. Found by an adversarial review of the first version,
 // which tested each window alone and so let small windows keep a drop (1
 // in 10 is within the noise of 2%); pooling recent windows (Hybrid.dropped)
-// cut the excess timeouts by 45% over the five rows (22–85% per row). The rows: a FIFO downstream (log-normal
-// service), arrivals ramping past its capacity, 0.5–1% of calls hanging to
-// the timeout whatever the load; the last row has no hanging calls, but
-// 3% of its service times exceed the timeout. Bounds: at least 96% of the
+// cut the excess timeouts by 45% over the five rows (22–85% per row). The
+// rows: a FIFO downstream (log-normal service), arrivals ramping past its
+// capacity, 0.5–1% of calls hanging to the timeout whatever the load; the
+// last row has no hanging calls, but 3% of its service times exceed the
+// timeout. Bounds: at least 96% of the
 // successes without a tolerance, and at most 2.8× its queue timeouts; the
 // first version failed two rows (2.9×, and 95.7% of the successes).
 func TestHybridDropToleranceOverloadByTimeouts(t *testing.T) {
