@@ -87,7 +87,8 @@ type HybridConfig struct {
 //	    previous window congested and limit < ssthresh: ssthresh   (fast recovery)
 //	    D ≤ d S, not suspect, and (limit < ssthresh or no ssthresh yet):
 //	                         min(ssthresh, max(limit + 1, limit × Growth))  (slow start)
-//	    the same, limit ≥ 2 × ssthresh: max(limit + 1, limit × Growth)      (ssthresh is stale)
+//	    the same, limit ≥ 2 × ssthresh and ≥ the limit before the last
+//	    episode's first decrease: max(limit + 1, limit × Growth)   (ssthresh is stale)
 //	    else:                                limit + 1              (congestion avoidance)
 //	else if 2p ≥ limit: limit + 1
 //	else:               unchanged                              (caller not using it)
@@ -96,9 +97,9 @@ type HybridConfig struct {
 // window after a healthy one (later congested windows of the same episode
 // leave it, as repeated timeouts do in RFC 5681 §3.1): the limit after that
 // window's decrease, at most its peak in-flight (FlightSize, not cwnd); once
-// the limit has doubled past it without congestion it no longer holds slow
-// start back, since it remembers the demand of that moment, not a
-// capacity. A
+// the limit is past twice it and past the limit the episode began at, with
+// no congestion since, it no longer holds slow start back: it remembers
+// the demand of that moment, not a capacity. A
 // window congested by drops alone whose drops are within 3 standard
 // deviations of d (in the window and in the pool) is cut but opens no
 // episode and sets no ssthresh: at a share of drops right at d, one window
@@ -279,9 +280,10 @@ func (h *Hybrid) Update(limit int, w Window) int {
 		switch {
 		case h.congested && est < h.ssthresh:
 			est = h.ssthresh // fast recovery: back to the threshold
-		case !suspect && float64(w.Drops) <= h.dropTol*float64(w.Samples) && (h.ssthresh == 0 || est < h.ssthresh || est >= 2*h.ssthresh):
-			// slow start; also once the limit has doubled past ssthresh
-			// without congestion: it remembers a demand, not a capacity
+		case !suspect && float64(w.Drops) <= h.dropTol*float64(w.Samples) && (h.ssthresh == 0 || est < h.ssthresh || est >= max(2*h.ssthresh, h.epLimit)):
+			// slow start; also once the limit is past both twice ssthresh
+			// and the limit the last episode began at, without congestion:
+			// ssthresh then remembers a demand, not a capacity
 			if est < h.ssthresh {
 				est = min(max(est+1, est*h.growth), h.ssthresh)
 			} else {
