@@ -270,8 +270,8 @@ func TestHybridDropToleranceFalseAlarms(t *testing.T) {
 	// drops: any conviction in the quiet spell (at 40 calls/s a window of
 	// 10 samples with 2 drops passes even the 3σ test, about once a
 	// minute at 1%) left ssthresh at the quiet demand, so the surge grew
-	// at +1 per window. Slow start now also runs once the limit has
-	// doubled past ssthresh without congestion.
+	// at +1 per window. Slow start now also runs once the limit is past
+	// twice ssthresh and the limit the episode began at.
 	for _, tc := range []struct {
 		quiet int     // calls/s before the surge to 4,000
 		drop  float64 // background share
@@ -280,8 +280,8 @@ func TestHybridDropToleranceFalseAlarms(t *testing.T) {
 	}{
 		{400, 0.01}, // 1,025, 1,064; 40,225–41,910
 		{400, 0.02}, // 5,246, 3,034; 46,065–52,579
-		{40, 0.01},  // 5,008, 3,987; 74,144–75,785
-		{100, 0.02}, // 4,690, 6,128; 71,748–73,103
+		{40, 0.01},  // 4,304, 4,775; 74,144–75,785
+		{100, 0.02}, // 7,163, 6,128; 71,748–73,103
 	} {
 		t.Run(fmt.Sprintf("surge %d → 4,000 calls/s after 2 min, %v%% background", tc.quiet, 100*tc.drop), func(t *testing.T) {
 			for seed := uint64(1); seed <= 2; seed++ {
