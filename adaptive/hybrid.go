@@ -420,7 +420,7 @@ func (h *Hybrid) dropped(w Window) (dropped, strong, suspect bool) {
 	// its own share above the tolerance, or if it has none, it may grow
 	// the limit by +1 but not by slow start (the pool may remember an
 	// episode that has ended, or an overload may be building up).
-	return float64(w.Drops) > m, strong && float64(w.Drops) > m, float64(w.Drops) <= m
+	return float64(w.Drops) > m, strong, float64(w.Drops) <= m
 }
 
 // exceeds reports whether a count of drops is above m, the count a
