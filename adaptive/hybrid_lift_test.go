@@ -151,16 +151,8 @@ func TestHybridLiftNotForOwnQueue(t *testing.T) {
 							free = free[:tc.after]
 						}
 						if l.Acquire() {
-							// FIFO: the call takes the worker that is free first.
-							w := 0
-							for i := range free {
-								if free[i] < free[w] {
-									w = i
-								}
-							}
-							begin := max(now, free[w])
-							free[w] = begin + time.Duration(float64(tc.median)*math.Exp(sigma*rng.NormFloat64()))
-							rtt := free[w] - now
+							svc := time.Duration(float64(tc.median) * math.Exp(sigma*rng.NormFloat64()))
+							rtt := book(free, now, svc)
 							wg.Add(1)
 							go func() {
 								defer wg.Done()

@@ -158,15 +158,7 @@ func (c fifo) run(newAlg func() Algorithm) fifoResult {
 		if l.Acquire() {
 			d, o := c.timeout, Drop
 			if !hang {
-				wi := 0
-				for i := range free {
-					if free[i] < free[wi] {
-						wi = i
-					}
-				}
-				begin := max(now, free[wi])
-				free[wi] = begin + svc
-				if d = begin - now + svc; d > c.timeout {
+				if d = book(free, now, svc); d > c.timeout {
 					d = c.timeout
 					if svc <= c.timeout {
 						res.queueTOs++
@@ -188,4 +180,20 @@ func (c fifo) run(newAlg func() Algorithm) fifoResult {
 	}
 	wg.Wait()
 	return res
+}
+
+// book queues a call that arrives at now (since the run's start) for
+// service time svc in a FIFO in front of workers that are next free at
+// free[i]: it takes the worker free first, books it, and returns the
+// call's latency (queueing plus service).
+func book(free []time.Duration, now, svc time.Duration) time.Duration {
+	w := 0
+	for i := range free {
+		if free[i] < free[w] {
+			w = i
+		}
+	}
+	begin := max(now, free[w])
+	free[w] = begin + svc
+	return free[w] - now
 }
