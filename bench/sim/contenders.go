@@ -45,6 +45,10 @@ type Caller interface {
 	// Limit returns the current concurrency limit (calls in flight), or 0
 	// when the contender has none.
 	Limit() int
+	// Shed reports whether err, returned by Call, says that the contender
+	// refused the call's last try itself: its limiter shed it or its
+	// breaker was open (for a nested stack, any layer's).
+	Shed(err error) bool
 }
 
 // Env is what a contender may know when it is built.
@@ -146,6 +150,10 @@ func (c *gate) Call(ctx context.Context, attempt func(context.Context) error) er
 
 func (c *gate) Limit() int { return c.g.Limiter().Limit() }
 
+func (c *gate) Shed(err error) bool {
+	return errors.Is(err, floodgate.ErrShed) || errors.Is(err, floodgate.ErrOpen)
+}
+
 // floodgateError marks the downstream's own answers the way the README
 // tells users to: a server error is transient, a 429 is an overload with
 // its Retry-After. Anything else (timeouts, an inner Gate's error) is
@@ -219,6 +227,10 @@ func (c *failsafeCaller) Call(ctx context.Context, attempt func(context.Context)
 
 func (c *failsafeCaller) Limit() int { return c.limiter.Limit() }
 
+func (c *failsafeCaller) Shed(err error) bool {
+	return errors.Is(err, adaptivelimiter.ErrExceeded) || errors.Is(err, circuitbreaker.ErrOpen)
+}
+
 // pool is the unprotected client: a fixed pool of connections (a call
 // waits for a free one, as http.Transport's MaxConnsPerHost makes it),
 // PoolAttempts attempts per call with a fixed PoolBackoff between them,
@@ -270,3 +282,6 @@ func (p *pool) attempt(ctx context.Context, attempt func(context.Context) error)
 }
 
 func (p *pool) Limit() int { return cap(p.slots) }
+
+// Shed is always false: a pool waits for a connection, it never refuses.
+func (p *pool) Shed(error) bool { return false }

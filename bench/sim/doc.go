@@ -1,6 +1,11 @@
 // Package sim is a discrete-event simulator of one client calling one
 // downstream, meant to run inside a testing/synctest bubble so that minutes
-// of traffic take seconds of wall time and repeat exactly for a given seed.
+// of traffic take seconds of wall time and repeat for a given seed: every
+// Result's metrics exactly, and every floodgate contender's time series
+// sample for sample (failsafe-go's limit in S1 and the fixed pool's
+// in-flight count in S2 can differ in some samples between runs, as
+// goroutines that act at the same virtual instant run in another order;
+// docs/benchmarks.md).
 //
 // A [Scenario] scripts the downstream ([Phase]: workers, service time, error
 // and throttle rates over time) and the offered load (open-loop Poisson

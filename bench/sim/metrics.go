@@ -47,10 +47,18 @@ type Result struct {
 	// the error it returned (shed, breaker open, timeout, retries used up),
 	// over the calls that failed; 0 if none failed.
 	P99Error time.Duration
+	// P99Shed is the 99th percentile of the time from a call's start to
+	// the error it returned, over the calls the contender refused itself
+	// (its limiter shed the call or its breaker was open, at the first
+	// attempt or a retry; Caller.Shed); 0 if none.
+	P99Shed time.Duration
+	// Shed counts the calls the contender refused itself (calls).
+	Shed int
 	// UnderCapacity is the time from the onset of trouble until the
 	// downstream's in-flight count is back under its worker count for good
 	// (until recovery, or the end); 0 if it never went over, Never if it was
-	// still over at recovery or the end, and 0 without an onset.
+	// still over at recovery or the end, and 0 in a scenario with neither
+	// onset nor recovery.
 	UnderCapacity time.Duration
 	// Recovered is the time from recovery until goodput is back to 95% of
 	// the offered load (three one-second arrival bins in a row with at
@@ -59,7 +67,7 @@ type Result struct {
 	Recovered time.Duration
 	// LimitSettled is the time from the onset until the limit stays within
 	// ±20% of the downstream's worker count to the end of the run; Never
-	// if it never does, 0 without an onset.
+	// if it never does, 0 in a scenario with neither onset nor recovery.
 	LimitSettled time.Duration
 	// LimitLow and LimitHigh are the smallest and largest limit sampled
 	// from onset + 10 s to the end (calls).
@@ -102,7 +110,7 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	nbins := int(math.Ceil(secs))
 	r.Bins = make([]Bin, nbins)
 	binLat := make([][]time.Duration, nbins)
-	var okLat, errLat []time.Duration
+	var okLat, errLat, shedLat []time.Duration
 	good := 0
 	for _, c := range calls {
 		b := min(nbins-1, int(c.at/time.Second))
@@ -110,6 +118,9 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 		r.EarlyAttempts += c.early
 		if !c.ok {
 			errLat = append(errLat, c.latency)
+			if c.shed {
+				shedLat = append(shedLat, c.latency)
+			}
 			continue
 		}
 		okLat = append(okLat, c.latency)
@@ -128,8 +139,11 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	slices.Sort(okLat)
 	slices.Sort(errLat)
 	r.P50, r.P99 = percentile(okLat, 0.5), percentile(okLat, 0.99)
+	slices.Sort(shedLat)
 	r.P99Error = percentile(errLat, 0.99)
 	r.Failed = len(errLat)
+	r.P99Shed = percentile(shedLat, 0.99)
+	r.Shed = len(shedLat)
 
 	end := sc.Duration
 	if sc.Recovery > 0 {

@@ -17,7 +17,8 @@ type call struct {
 	at      time.Duration // arrival, since the start of the run
 	latency time.Duration // until Call returned
 	ok      bool
-	early   int // attempts started before a previous answer's Retry-After expired
+	shed    bool // the contender refused it (Caller.Shed)
+	early   int  // attempts started before a previous answer's Retry-After expired
 }
 
 // Sample is one point of a run's time series.
@@ -110,7 +111,7 @@ func Run(sc Scenario, c Contender) (*Result, error) {
 			defer cancel()
 			s := time.Now()
 			err := attempt(ctx)
-			cl := call{at: at, latency: time.Since(s), ok: err == nil, early: early}
+			cl := call{at: at, latency: time.Since(s), ok: err == nil, shed: err != nil && callers[0].Shed(err), early: early}
 			mu.Lock()
 			calls = append(calls, cl)
 			mu.Unlock()

@@ -13,8 +13,8 @@ import (
 // (S8, S9: the calls lost while healthy).
 func Table(sc Scenario, results []*Result) string {
 	var b strings.Builder
-	head := "| contender | goodput (calls/s) | % of offered | p50 | p99 | amplification | peak in-flight | p99 to error | onset → under capacity |"
-	rule := "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+	head := "| contender | goodput (calls/s) | % of offered | p50 | p99 | amplification | peak in-flight | p99 to shed | p99 to error | onset → under capacity |"
+	rule := "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 	recovery, s5, s6 := sc.Recovery > 0, sc.Name == "S5", sc.Name == "S6"
 	if recovery {
 		head, rule = head+" recovery → 95% goodput |", rule+"--:|"
@@ -30,9 +30,9 @@ func Table(sc Scenario, results []*Result) string {
 	}
 	b.WriteString(head + "\n" + rule + "\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %.1f | %.1f%% | %s | %s | %.2f | %d | %s | %s |",
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f%% | %s | %s | %.2f | %d | %s | %s | %s |",
 			r.Contender, r.Goodput, 100*r.Goodput/r.Offered, ms(r.P50), ms(r.P99), r.Amplification,
-			r.PeakInFlight, errMs(r), span(r.UnderCapacity))
+			r.PeakInFlight, countMs(r.Shed, r.P99Shed), countMs(r.Failed, r.P99Error), span(r.UnderCapacity))
 		if recovery {
 			fmt.Fprintf(&b, " %s |", span(r.Recovered))
 		}
@@ -71,9 +71,10 @@ func limits(r *Result) string {
 	return fmt.Sprintf("%d–%d", r.LimitLow, r.LimitHigh)
 }
 
-func errMs(r *Result) string {
-	if r.Failed == 0 {
+// countMs formats a percentile of n calls: "–" when there were none.
+func countMs(n int, d time.Duration) string {
+	if n == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%d ms", r.P99Error.Round(time.Millisecond).Milliseconds())
+	return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
 }
