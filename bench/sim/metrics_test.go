@@ -32,6 +32,8 @@ func TestUnderCapacity(t *testing.T) {
 		{"over again later counts", []int{5, 12, 9, 8, 11, 9, 7}, 100 * time.Millisecond, 700 * time.Millisecond, 400 * time.Millisecond},
 		{"still over at the end", []int{5, 12, 15, 11, 9, 8, 17}, 100 * time.Millisecond, 600 * time.Millisecond, Never},
 		{"over before the onset is not counted", []int{50, 50, 9, 9}, 200 * time.Millisecond, 400 * time.Millisecond, 0},
+		{"over at the onset's own sample counts", []int{5, 5, 12, 9}, 200 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond},
+		{"under again just at the end", []int{5, 12, 12, 12}, 100 * time.Millisecond, 400 * time.Millisecond, 300 * time.Millisecond},
 	} {
 		if got := underCapacity(series(tc.inFlight, 0, 10), tc.onset, tc.end); got != tc.want {
 			t.Errorf("%s: underCapacity = %v, want %v", tc.name, got, tc.want)
@@ -58,8 +60,13 @@ func TestLimitSettled(t *testing.T) {
 		{"settles at 3 s", mk(40, 40, 30, 25, 24, 20, 19), 3 * sec}, // onset 1 s; 24 is the band's edge
 		{"leaves the band at the end", mk(40, 20, 20, 20, 30), Never},
 		{"never in band", mk(40, 40, 40), Never},
+		{"a sample at the end is not counted", append(mk(40, 20, 20), Sample{T: 3 * sec, Limit: 40, Capacity: 20}), 0},
 	} {
-		if got := limitSettled(tc.samples, sec, time.Duration(len(tc.samples))*sec); got != tc.want {
+		end := time.Duration(len(tc.samples)) * sec
+		if tc.name == "a sample at the end is not counted" {
+			end = 3 * sec
+		}
+		if got := limitSettled(tc.samples, sec, end); got != tc.want {
 			t.Errorf("%s: limitSettled = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -84,6 +91,7 @@ func TestRecovered(t *testing.T) {
 		{"a bad second restarts the run", mk(0, 0, 100, 94, 100, 100, 100), 2 * sec},
 		{"the first second after recovery is partial", mk(0, 0, 40, 100, 100, 100), sec},
 		{"not three good seconds before the end", mk(0, 0, 0, 0, 100, 100), Never},
+		{"a second with no calls is not good", append(mk(0, 0, 100), Bin{T: 3 * sec}, Bin{T: 4 * sec, Offered: 1, Good: 1}, Bin{T: 5 * sec, Offered: 1, Good: 1}, Bin{T: 6 * sec, Offered: 1, Good: 1}), 2 * sec},
 	} {
 		if got := recovered(tc.bins, 2*sec); got != tc.want {
 			t.Errorf("%s: recovered = %v, want %v", tc.name, got, tc.want)
@@ -102,27 +110,35 @@ func TestReduce(t *testing.T) {
 	}
 	calls = append(calls,
 		call{at: 1 * sec, latency: 1500 * time.Millisecond, ok: true}, // a success over the SLO: not good
-		call{at: 2 * sec, latency: 0, shed: true},                     // shed at once
-		call{at: 2 * sec, latency: 2 * sec, shed: true},               // refused at a retry after a 2 s wait
+		call{at: 1 * sec, latency: SLO, ok: true},                     // at the SLO: good
 		call{at: 3 * sec, latency: 3 * sec},                           // the deadline: failed, not shed
+		call{at: 3 * sec, latency: 5 * sec},                           // failed, not shed
 	)
+	// 200 refusals, arriving out of order of their latency, which goes
+	// from 1 ms to 200 ms: by nearest rank the p99 is the 198th, 198 ms.
+	for i := range 200 {
+		ms := 1 + (i*7)%200
+		calls = append(calls, call{at: 2 * sec, latency: time.Duration(ms) * time.Millisecond, shed: true})
+	}
 	ds := NewDownstream([]Phase{{Workers: 1}})
 	r := reduce(sc, "c", calls, nil, ds)
-	if r.Goodput != 25 { // 100 good calls over 4 s
-		t.Errorf("Goodput = %v, want 25", r.Goodput)
+	if r.Goodput != 25.25 { // 101 good calls over 4 s
+		t.Errorf("Goodput = %v, want 25.25", r.Goodput)
 	}
-	if r.Bins[0].Good != 100 || r.Bins[1].Good != 0 || r.Bins[1].Offered != 1 {
-		t.Errorf("bins 0 and 1 = %+v %+v, want 100 good; 1 offered, 0 good", r.Bins[0], r.Bins[1])
+	if r.Bins[0].Good != 100 || r.Bins[1].Good != 1 || r.Bins[1].Offered != 2 {
+		t.Errorf("bins 0 and 1 = %+v %+v, want 100 good; 2 offered, 1 good", r.Bins[0], r.Bins[1])
 	}
-	if r.Failed != 3 || r.Shed != 2 {
-		t.Errorf("Failed, Shed = %d, %d, want 3, 2", r.Failed, r.Shed)
+	if r.Failed != 202 || r.Shed != 200 {
+		t.Errorf("Failed, Shed = %d, %d, want 202, 200", r.Failed, r.Shed)
 	}
-	if r.P99Shed != 2*sec || r.P99Error != 3*sec {
-		t.Errorf("P99Shed, P99Error = %v, %v, want 2s, 3s", r.P99Shed, r.P99Error)
+	// p99 to error, over all 202 failures: the 200th (ceil(0.99·202)),
+	// the largest refusal.
+	if r.P99Shed != 198*time.Millisecond || r.P99Error != 200*time.Millisecond {
+		t.Errorf("P99Shed, P99Error = %v, %v, want 198ms, 200ms", r.P99Shed, r.P99Error)
 	}
-	// 101 successes: by nearest rank the p99 is the 100th, so the one over
-	// the SLO is beyond it.
-	if r.P99 != 50*time.Millisecond || r.P50 != 50*time.Millisecond {
-		t.Errorf("P50, P99 = %v, %v, want 50ms, 50ms", r.P50, r.P99)
+	// 102 successes: by nearest rank the p99 is the 101st, the one at the
+	// SLO; the one over it is beyond.
+	if r.P99 != SLO || r.P50 != 50*time.Millisecond {
+		t.Errorf("P50, P99 = %v, %v, want 50ms, 1s", r.P50, r.P99)
 	}
 }
