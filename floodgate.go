@@ -26,8 +26,12 @@ type Gate struct {
 
 // New returns a Gate named name (used in errors and by the breaker's
 // callback; must not be empty), or an error: when name is empty, when an
-// option is nil (naming its position), or naming the first option field
-// that is out of range. With no options every layer uses its defaults.
+// option is nil (naming its position), naming the first option field that
+// is out of range, when the limiter's Algorithm already runs in another
+// gate or Limiter (adaptive.New), or when the Observer's Attach fails.
+// With no options every layer uses its defaults. A New that fails in the
+// Observer's Attach has claimed the limiter's Algorithm: retry with a new
+// one.
 func New(name string, opts ...Option) (*Gate, error) {
 	if name == "" {
 		return nil, errors.New("floodgate: name must not be empty")
@@ -40,10 +44,6 @@ func New(name string, opts ...Option) (*Gate, error) {
 		o(&cfg)
 	}
 	cfg.hooks(name)
-	l, err := adaptive.New(cfg.limiter)
-	if err != nil {
-		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
-	}
 	b, err := breaker.New(name, cfg.breaker)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
@@ -52,6 +52,12 @@ func New(name string, opts ...Option) (*Gate, error) {
 		cfg.retry.Classify = classify
 	}
 	p, err := retry.New(cfg.retry)
+	if err != nil {
+		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
+	}
+	// The limiter last: it claims its Algorithm (adaptive.New), which a
+	// failed New should leave free wherever it can.
+	l, err := adaptive.New(cfg.limiter)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}

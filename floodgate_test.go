@@ -436,6 +436,26 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// One Hybrid given to two gates: the second New fails and names the
+// field; a New that fails on another option leaves the Hybrid free.
+func TestNewAlgorithmInTwoGates(t *testing.T) {
+	h, err := adaptive.NewHybrid(adaptive.HybridConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := WithLimiter(adaptive.Config{Algorithm: h})
+	if _, err := New("a", lim, WithBreaker(breaker.Config{FailureRatio: 2})); err == nil {
+		t.Fatal("New with FailureRatio 2 succeeded")
+	}
+	if _, err := New("a", lim); err != nil {
+		t.Fatalf("New after a New that failed on the breaker: %v, want the Hybrid still free", err)
+	}
+	_, err = New("b", lim)
+	if want := `gate "b": adaptive: Config.Algorithm (*adaptive.Hybrid) is already run by another Limiter`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("second gate with the same Hybrid: %v, want error containing %q", err, want)
+	}
+}
+
 func TestErrorMessage(t *testing.T) {
 	err := &Error{Gate: "quotes", Reason: ErrDeadline, Last: errUpstream, Attempts: 2, Hint: time.Hour}
 	want := `floodgate: gate "quotes": deadline reached or would pass before the next attempt after 2 attempts (retry after 1h0m0s): upstream says no`

@@ -1,11 +1,18 @@
 package adaptive
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Algorithm moves the limit. The [Limiter] calls Update once per closed
 // window, never concurrently, with the current limit and the window's
 // summary; the result is clamped to [MinLimit, MaxLimit]. An Algorithm keeps
-// state between windows, so a value must not be shared between limiters.
+// state between windows, so a value must not be shared between limiters:
+// [New] refuses a [Hybrid], [Gradient2] or [Vegas] that another Limiter
+// already runs (their Update is not safe for concurrent use, and they
+// would mix two downstreams' RTTs). It cannot tell for an Algorithm of
+// your own.
 type Algorithm interface {
 	Update(limit int, w Window) int
 }
@@ -45,3 +52,12 @@ func (e *estimate) set(v float64) int {
 
 // ratioIn reports whether v lies in [lo, hi] (and is not NaN).
 func ratioIn(v, lo, hi float64) bool { return v >= lo && v <= hi }
+
+// owner marks a stateful Algorithm as run by one Limiter; [New] claims it.
+type owner struct{ taken atomic.Bool }
+
+// claim takes the Algorithm for one Limiter: false if another has it.
+func (o *owner) claim() bool { return o.taken.CompareAndSwap(false, true) }
+
+// claimer is an Algorithm with an owner.
+type claimer interface{ claim() bool }

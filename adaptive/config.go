@@ -9,7 +9,9 @@ import (
 // named in its doc; [New] rejects values outside the stated ranges.
 type Config struct {
 	// Algorithm moves the limit once per window. nil selects [Hybrid] with
-	// its defaults. An Algorithm holds state: give each Limiter its own.
+	// its defaults. An Algorithm holds state: give each Limiter its own
+	// ([New] refuses a Hybrid, Gradient2 or Vegas that another Limiter
+	// already runs).
 	Algorithm Algorithm
 
 	// InitialLimit is the limit (calls in flight) before the first window

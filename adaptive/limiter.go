@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +53,10 @@ type Limiter struct {
 	baseline             atomic.Int64 // ns, the algorithm's, if it is a Baseliner
 }
 
-// New returns a Limiter configured by cfg, or an error naming the first
-// field of cfg that is out of range.
+// New returns a Limiter configured by cfg, or an error: naming the first
+// field of cfg that is out of range, or when cfg.Algorithm is a [Hybrid],
+// [Gradient2] or [Vegas] that another Limiter already runs (a successful
+// New claims it for good, even if the Limiter is later dropped).
 func New(cfg Config) (*Limiter, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -62,6 +65,9 @@ func New(cfg Config) (*Limiter, error) {
 	alg := cfg.Algorithm
 	if alg == nil {
 		alg, _ = NewHybrid(HybridConfig{})
+	}
+	if c, ok := alg.(claimer); ok && !c.claim() {
+		return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) is already run by another Limiter; it holds that limiter's state: create one per Limiter", alg)
 	}
 	l := &Limiter{
 		base:       time.Now(),

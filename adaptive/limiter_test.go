@@ -296,6 +296,64 @@ func TestSustainedSlowdownThenRecovery(t *testing.T) {
 	}
 }
 
+// A stateful Algorithm runs in one Limiter: its Update is not safe for
+// concurrent use (two limiters would race on it) and it would mix two
+// downstreams' RTTs. New refuses the second Limiter, also when both are
+// built at once; a stateless one (AIMD, Fixed) may be shared.
+func TestAlgorithmRunsInOneLimiter(t *testing.T) {
+	h, _ := NewHybrid(HybridConfig{})
+	g, _ := NewGradient2(Gradient2Config{})
+	v, _ := NewVegas(VegasConfig{})
+	a, _ := NewAIMD(AIMDConfig{})
+	for _, tc := range []struct {
+		alg    Algorithm
+		shared bool
+	}{{h, false}, {g, false}, {v, false}, {a, true}, {Fixed{}, true}} {
+		const n = 8
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			oks  int
+			errs []error
+		)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := New(Config{Algorithm: tc.alg})
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					oks++
+				} else {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		wg.Wait()
+		want := 1
+		if tc.shared {
+			want = n
+		}
+		if oks != want {
+			t.Errorf("%T: %d of %d limiters built, want %d (errors: %v)", tc.alg, oks, n, want, errs)
+		}
+		for _, err := range errs {
+			if !strings.Contains(err.Error(), "Config.Algorithm") || !strings.Contains(err.Error(), "already run by another Limiter") {
+				t.Errorf("%T: error %q does not name Config.Algorithm and the reason", tc.alg, err)
+			}
+		}
+	}
+	// An invalid Config does not claim the Algorithm.
+	h2, _ := NewHybrid(HybridConfig{})
+	if _, err := New(Config{Algorithm: h2, MinLimit: -1}); err == nil {
+		t.Fatal("New with MinLimit -1 succeeded")
+	}
+	if _, err := New(Config{Algorithm: h2}); err != nil {
+		t.Errorf("New after a failed New: %v, want the Algorithm still free", err)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
