@@ -3,6 +3,7 @@ package adaptive
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,8 @@ type Limiter struct {
 }
 
 // New returns a Limiter configured by cfg, or an error: naming the first
-// field of cfg that is out of range, or when cfg.Algorithm is a [Hybrid],
+// field of cfg that is out of range, when cfg.Algorithm is a nil pointer,
+// or when it is a [Hybrid],
 // [Gradient2] or [Vegas] that another Limiter already runs (a successful
 // New claims it for good, even if the Limiter is later dropped).
 func New(cfg Config) (*Limiter, error) {
@@ -65,6 +67,9 @@ func New(cfg Config) (*Limiter, error) {
 	alg := cfg.Algorithm
 	if alg == nil {
 		alg, _ = NewHybrid(HybridConfig{})
+	}
+	if v := reflect.ValueOf(alg); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("adaptive: Config.Algorithm is a nil %T", alg)
 	}
 	if c, ok := alg.(claimer); ok && !c.claim() {
 		return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) is already run by another Limiter; it holds that limiter's state: create one per Limiter", alg)

@@ -382,6 +382,8 @@ func TestConfigErrors(t *testing.T) {
 		{"Vegas Smoothing", func() error { _, err := NewVegas(VegasConfig{Smoothing: -1}); return err }, "Vegas Smoothing must be in (0, 1], got -1"},
 		{"Vegas ProbeMultiplier", func() error { _, err := NewVegas(VegasConfig{ProbeMultiplier: -1}); return err }, "Vegas ProbeMultiplier must be in [1, 1000000], got -1"},
 		{"Gradient2 QueueSize", func() error { _, err := NewGradient2(Gradient2Config{QueueSize: -1}); return err }, "Gradient2 QueueSize must be in [1, 1000], got -1"},
+		{"nil *Hybrid", func() error { var h *Hybrid; _, err := New(Config{Algorithm: h}); return err }, "Config.Algorithm is a nil *adaptive.Hybrid"},
+		{"nil *AIMD", func() error { var a *AIMD; _, err := New(Config{Algorithm: a}); return err }, "Config.Algorithm is a nil *adaptive.AIMD"},
 	} {
 		if err := tc.err(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want error containing %q", tc.name, err, tc.want)
