@@ -56,9 +56,9 @@ type Limiter struct {
 
 // New returns a Limiter configured by cfg, or an error: naming the first
 // field of cfg that is out of range, when cfg.Algorithm is a nil pointer,
-// or when it is a [Hybrid],
-// [Gradient2] or [Vegas] that another Limiter already runs (a successful
-// New claims it for good, even if the Limiter is later dropped).
+// or when it is a [Hybrid], [Gradient2] or [Vegas] that another Limiter
+// already runs (a successful New claims it for good, even if the Limiter
+// is later dropped).
 func New(cfg Config) (*Limiter, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
