@@ -437,7 +437,8 @@ func TestNewErrors(t *testing.T) {
 }
 
 // One Hybrid given to two gates: the second New fails and names the
-// field; a New that fails on another option leaves the Hybrid free.
+// field; a New that fails on the breaker's or the retry policy's options
+// leaves the Hybrid free.
 func TestNewAlgorithmInTwoGates(t *testing.T) {
 	h, err := adaptive.NewHybrid(adaptive.HybridConfig{})
 	if err != nil {
@@ -446,6 +447,9 @@ func TestNewAlgorithmInTwoGates(t *testing.T) {
 	lim := WithLimiter(adaptive.Config{Algorithm: h})
 	if _, err := New("a", lim, WithBreaker(breaker.Config{FailureRatio: 2})); err == nil {
 		t.Fatal("New with FailureRatio 2 succeeded")
+	}
+	if _, err := New("a", lim, WithRetry(retry.Config{BaseDelay: -1})); err == nil {
+		t.Fatal("New with BaseDelay -1 succeeded")
 	}
 	if _, err := New("a", lim); err != nil {
 		t.Fatalf("New after a New that failed on the breaker: %v, want the Hybrid still free", err)

@@ -54,10 +54,24 @@ func (e *estimate) set(v float64) int {
 func ratioIn(v, lo, hi float64) bool { return v >= lo && v <= hi }
 
 // owner marks a stateful Algorithm as run by one Limiter; [New] claims it.
-type owner struct{ taken atomic.Bool }
+// A plain int32 changed only through sync/atomic's functions, not an
+// atomic.Int32: that would make copying an algorithm by value a go vet
+// error in the users' code. A copy of a claimed algorithm is claimed too.
+type owner struct{ taken int32 }
 
 // claim takes the Algorithm for one Limiter: false if another has it.
-func (o *owner) claim() bool { return o.taken.CompareAndSwap(false, true) }
+func (o *owner) claim() bool { return atomic.CompareAndSwapInt32(&o.taken, 0, 1) }
 
-// claimer is an Algorithm with an owner.
-type claimer interface{ claim() bool }
+// claimer is an Algorithm with an owner. nilAlg is true for a nil pointer,
+// which may sit inside a user's type that embeds one and so escape New's
+// check of the Algorithm itself.
+type claimer interface{ claim() (ok, nilAlg bool) }
+
+// claim claims h for one Limiter.
+func (h *Hybrid) claim() (ok, nilAlg bool) { return h != nil && h.owner.claim(), h == nil }
+
+// claim claims g for one Limiter.
+func (g *Gradient2) claim() (ok, nilAlg bool) { return g != nil && g.owner.claim(), g == nil }
+
+// claim claims v for one Limiter.
+func (v *Vegas) claim() (ok, nilAlg bool) { return v != nil && v.owner.claim(), v == nil }

@@ -40,7 +40,7 @@ type Gradient2Config struct {
 // forgotten: longRTT catches up with it, the gradient returns to 1 and the
 // limit creeps back up by QueueSize per window. [Hybrid] fixes both.
 type Gradient2 struct {
-	owner                // claimed by the Limiter that runs it
+	owner                owner // claimed by the Limiter that runs it
 	smoothing, tolerance float64
 	queue                float64
 	longWindow           int

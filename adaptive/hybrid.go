@@ -143,7 +143,7 @@ type HybridConfig struct {
 //     AIMD's 19 to 20; above ssthresh it is +1 per window, so a limit that
 //     found the capacity once probes past it slowly instead of by ×Growth.
 type Hybrid struct {
-	owner                      // claimed by the Limiter that runs it
+	owner                      owner // claimed by the Limiter that runs it
 	tolerance, backoff, growth float64
 	maxLift                    float64
 	dropTol                    float64 // 0: none

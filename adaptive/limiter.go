@@ -71,8 +71,13 @@ func New(cfg Config) (*Limiter, error) {
 	if v := reflect.ValueOf(alg); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, fmt.Errorf("adaptive: Config.Algorithm is a nil %T", alg)
 	}
-	if c, ok := alg.(claimer); ok && !c.claim() {
-		return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) is already run by another Limiter; it holds that limiter's state: create one per Limiter", alg)
+	if c, ok := alg.(claimer); ok {
+		switch ok, nilAlg := c.claim(); {
+		case nilAlg:
+			return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) holds a nil *Hybrid, *Gradient2 or *Vegas", alg)
+		case !ok:
+			return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) is already run by another Limiter; it holds that limiter's state: create one per Limiter", alg)
+		}
 	}
 	l := &Limiter{
 		base:       time.Now(),

@@ -296,6 +296,9 @@ func TestSustainedSlowdownThenRecovery(t *testing.T) {
 	}
 }
 
+// wrapped is a user's Algorithm around a Hybrid.
+type wrapped struct{ *Hybrid }
+
 // A stateful Algorithm runs in one Limiter: its Update is not safe for
 // concurrent use (two limiters would race on it) and it would mix two
 // downstreams' RTTs. New refuses the second Limiter, also when both are
@@ -308,7 +311,7 @@ func TestAlgorithmRunsInOneLimiter(t *testing.T) {
 	for _, tc := range []struct {
 		alg    Algorithm
 		shared bool
-	}{{h, false}, {g, false}, {v, false}, {a, true}, {Fixed{}, true}} {
+	}{{h, false}, {g, false}, {v, false}, {a, true}, {Fixed{}, true}, {wrapped{h}, false}} {
 		const n = 8
 		var (
 			wg   sync.WaitGroup
@@ -316,10 +319,12 @@ func TestAlgorithmRunsInOneLimiter(t *testing.T) {
 			oks  int
 			errs []error
 		)
+		start := make(chan struct{}) // all n call New at once
 		for range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				<-start
 				_, err := New(Config{Algorithm: tc.alg})
 				mu.Lock()
 				defer mu.Unlock()
@@ -330,10 +335,14 @@ func TestAlgorithmRunsInOneLimiter(t *testing.T) {
 				}
 			}()
 		}
+		close(start)
 		wg.Wait()
 		want := 1
 		if tc.shared {
 			want = n
+		}
+		if _, isWrapped := tc.alg.(wrapped); isWrapped {
+			want = 0 // h is already claimed above
 		}
 		if oks != want {
 			t.Errorf("%T: %d of %d limiters built, want %d (errors: %v)", tc.alg, oks, n, want, errs)
@@ -384,6 +393,7 @@ func TestConfigErrors(t *testing.T) {
 		{"Gradient2 QueueSize", func() error { _, err := NewGradient2(Gradient2Config{QueueSize: -1}); return err }, "Gradient2 QueueSize must be in [1, 1000], got -1"},
 		{"nil *Hybrid", func() error { var h *Hybrid; _, err := New(Config{Algorithm: h}); return err }, "Config.Algorithm is a nil *adaptive.Hybrid"},
 		{"nil *AIMD", func() error { var a *AIMD; _, err := New(Config{Algorithm: a}); return err }, "Config.Algorithm is a nil *adaptive.AIMD"},
+		{"a user's type around a nil *Hybrid", func() error { _, err := New(Config{Algorithm: wrapped{}}); return err }, "Config.Algorithm (adaptive.wrapped) holds a nil *Hybrid, *Gradient2 or *Vegas"},
 	} {
 		if err := tc.err(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want error containing %q", tc.name, err, tc.want)

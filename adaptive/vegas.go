@@ -37,7 +37,7 @@ type VegasConfig struct {
 // there was no drop. Unlike Netflix's windows, a window of drops alone
 // still closes and lowers the limit.
 type Vegas struct {
-	owner      // claimed by the Limiter that runs it
+	owner      owner // claimed by the Limiter that runs it
 	smoothing  float64
 	probeMult  int
 	noLoad     float64 // ns; 0 until the first success
