@@ -8,8 +8,8 @@ export PATH="$PATH:/usr/local/go/bin"
 
 for mod in $(find . -name go.mod -not -path './.git/*' | sort); do
   dir=$(dirname "$mod")
-  echo "== go test -race ./... in $dir"
-  (cd "$dir" && go test -race ./...)
+  echo "== go test -race -count=1 ./... in $dir"
+  (cd "$dir" && go test -race -count=1 ./...)   # -count=1: run every test, never replay a cached pass
 done
 
 for e2e in scripts/e2e-*.sh; do
