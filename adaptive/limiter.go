@@ -55,10 +55,11 @@ type Limiter struct {
 }
 
 // New returns a Limiter configured by cfg, or an error: naming the first
-// field of cfg that is out of range, when cfg.Algorithm is a nil pointer,
-// or when it is a [Hybrid], [Gradient2] or [Vegas] that another Limiter
-// already runs (a successful New claims it for good, even if the Limiter
-// is later dropped).
+// field of cfg that is out of range, when cfg.Algorithm is a nil pointer
+// or a type of yours around a nil *Hybrid, *Gradient2 or *Vegas, or when
+// it is a [Hybrid], [Gradient2] or [Vegas] that another Limiter already
+// runs (a successful New claims it for good, even if the Limiter is later
+// dropped).
 func New(cfg Config) (*Limiter, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
