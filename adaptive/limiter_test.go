@@ -308,11 +308,11 @@ func TestAlgorithmRunsInOneLimiter(t *testing.T) {
 	g, _ := NewGradient2(Gradient2Config{})
 	v, _ := NewVegas(VegasConfig{})
 	a, _ := NewAIMD(AIMDConfig{})
+	const n = 8
 	for _, tc := range []struct {
-		alg    Algorithm
-		shared bool
-	}{{h, false}, {g, false}, {v, false}, {a, true}, {Fixed{}, true}, {wrapped{h}, false}} {
-		const n = 8
+		alg  Algorithm
+		want int // limiters built of n
+	}{{h, 1}, {g, 1}, {v, 1}, {a, n}, {Fixed{}, n}, {wrapped{h}, 0 /* h is claimed above */}} {
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
@@ -337,15 +337,8 @@ func TestAlgorithmRunsInOneLimiter(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		want := 1
-		if tc.shared {
-			want = n
-		}
-		if _, isWrapped := tc.alg.(wrapped); isWrapped {
-			want = 0 // h is already claimed above
-		}
-		if oks != want {
-			t.Errorf("%T: %d of %d limiters built, want %d (errors: %v)", tc.alg, oks, n, want, errs)
+		if oks != tc.want {
+			t.Errorf("%T: %d of %d limiters built, want %d (errors: %v)", tc.alg, oks, n, tc.want, errs)
 		}
 		for _, err := range errs {
 			if !strings.Contains(err.Error(), "Config.Algorithm") || !strings.Contains(err.Error(), "already run by another Limiter") {

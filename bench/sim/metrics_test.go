@@ -7,12 +7,12 @@ import (
 
 const sec = time.Second
 
-// series returns 100 ms samples from 0 to n·100 ms with the given in-flight
-// counts (the rest 0), limit and capacity.
-func series(inFlight []int, limit, capacity int) []Sample {
+// series returns one sample every 100 ms from 0 with the given in-flight
+// counts (calls) and capacity (workers).
+func series(inFlight []int, capacity int) []Sample {
 	out := make([]Sample, len(inFlight))
 	for i, f := range inFlight {
-		out[i] = Sample{T: time.Duration(i) * SampleEvery, InFlight: f, Limit: limit, Capacity: capacity}
+		out[i] = Sample{T: time.Duration(i) * SampleEvery, InFlight: f, Capacity: capacity}
 	}
 	return out
 }
@@ -33,9 +33,9 @@ func TestUnderCapacity(t *testing.T) {
 		{"still over at the end", []int{5, 12, 15, 11, 9, 8, 17}, 100 * time.Millisecond, 600 * time.Millisecond, Never},
 		{"over before the onset is not counted", []int{50, 50, 9, 9}, 200 * time.Millisecond, 400 * time.Millisecond, 0},
 		{"over at the onset's own sample counts", []int{5, 5, 12, 9}, 200 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond},
-		{"under again just at the end", []int{5, 12, 12, 12}, 100 * time.Millisecond, 400 * time.Millisecond, 300 * time.Millisecond},
+		{"over until the last sample period, which ends at the end", []int{5, 12, 12, 12}, 100 * time.Millisecond, 400 * time.Millisecond, 300 * time.Millisecond},
 	} {
-		if got := underCapacity(series(tc.inFlight, 0, 10), tc.onset, tc.end); got != tc.want {
+		if got := underCapacity(series(tc.inFlight, 10), tc.onset, tc.end); got != tc.want {
 			t.Errorf("%s: underCapacity = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -53,20 +53,17 @@ func TestLimitSettled(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		samples []Sample // one a second from 0, capacity 20
+		samples []Sample // one a second from 0, capacity 20; onset 1 s
+		end     time.Duration
 		want    time.Duration
 	}{
-		{"in band from the onset", mk(40, 20, 24, 16, 20), 0},
-		{"settles at 3 s", mk(40, 40, 30, 25, 24, 20, 19), 3 * sec}, // onset 1 s; 24 is the band's edge
-		{"leaves the band at the end", mk(40, 20, 20, 20, 30), Never},
-		{"never in band", mk(40, 40, 40), Never},
-		{"a sample at the end is not counted", append(mk(40, 20, 20), Sample{T: 3 * sec, Limit: 40, Capacity: 20}), 0},
+		{"in band from the onset", mk(40, 20, 24, 16, 20), 5 * sec, 0},
+		{"settles at 3 s", mk(40, 40, 30, 25, 24, 20, 19), 7 * sec, 3 * sec}, // 24 is the band's edge
+		{"leaves the band at the end", mk(40, 20, 20, 20, 30), 5 * sec, Never},
+		{"never in band", mk(40, 40, 40), 3 * sec, Never},
+		{"a sample at the end is not counted", mk(40, 20, 20, 40), 3 * sec, 0},
 	} {
-		end := time.Duration(len(tc.samples)) * sec
-		if tc.name == "a sample at the end is not counted" {
-			end = 3 * sec
-		}
-		if got := limitSettled(tc.samples, sec, end); got != tc.want {
+		if got := limitSettled(tc.samples, sec, tc.end); got != tc.want {
 			t.Errorf("%s: limitSettled = %v, want %v", tc.name, got, tc.want)
 		}
 	}
