@@ -28,8 +28,10 @@
 // whose ReadyToTrip reads the same window and opens it. Open and half-open
 // calls go through gobreaker's two-step Allow and done (its mutex, two clock
 // reads and a 48 B closure), which owns the open timer and the probe count.
-// [Breaker.State] and the state-change callback never take gobreaker's lock
-// while it is held.
+//
+// State changes reach OnStateChange from a goroutine of the breaker's own,
+// never from a caller of Allow or Done: a callback that blocks or panics
+// delays or costs no call (see [Config.OnStateChange]).
 package breaker
 
 import (
@@ -112,10 +114,10 @@ type Breaker struct {
 	probes                     []*probe // half-open probes of generation probesGen
 	probesGen                  uint64
 	onChange                   func(name string, from, to State)
-	events                     chan transition
-	pending                    atomic.Int32
-	dispatchMu                 sync.Mutex
+	events                     chan transition // queued for onChange; nil without one
+	pending                    atomic.Int32    // changes queued or being delivered
 	droppedEvents              atomic.Int64
+	callbackPanics             atomic.Int64
 }
 
 type transition struct{ from, to State }
@@ -157,7 +159,7 @@ func New(name string, cfg Config) (*Breaker, error) {
 		onChange:     cfg.OnStateChange,
 	}
 	if b.onChange != nil {
-		b.events = make(chan transition, 1024)
+		b.events = make(chan transition, queuedChanges)
 	}
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:          name,
@@ -192,9 +194,6 @@ func (b *Breaker) Allow() (Permit, error) {
 	// a permit taken as the breaker leaves closed carries the closed
 	// generation, and Done then does not count it
 	if st, gen := b.snapshot(); st == Closed {
-		if b.pending.Load() > 0 {
-			b.dispatch()
-		}
 		return Permit{gen: gen, closed: true}, nil
 	}
 	done, err := b.cb.Allow()
@@ -206,13 +205,8 @@ func (b *Breaker) Allow() (Permit, error) {
 		st, gen := b.snapshot()
 		p = Permit{done: done, gen: gen}
 		if st == HalfOpen {
-			// leased before any callback runs: if one panics, the lease
-			// runs out and the probe is reclaimed
 			p.probe = b.leaseProbe(done, p.gen)
 		}
-	}
-	if b.pending.Load() > 0 {
-		b.dispatch()
 	}
 	if err != nil {
 		return Permit{}, ErrOpen
@@ -250,9 +244,6 @@ func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
 	}
 	p.done(verdict)
-	if b.pending.Load() > 0 {
-		b.dispatch()
-	}
 }
 
 // doneClosed counts a call admitted while closed, and when a failed or slow
@@ -265,9 +256,6 @@ func (b *Breaker) doneClosed(p Permit, o Outcome, rtt time.Duration, end time.Ti
 		if (o == Failure || slow) && b.tripping() {
 			b.trip(p.gen)
 		}
-	}
-	if b.pending.Load() > 0 {
-		b.dispatch()
 	}
 }
 
@@ -300,7 +288,8 @@ func (b *Breaker) tripping() bool {
 }
 
 // changed runs under gobreaker's mutex on every state change: it only
-// updates atomics and queues the event for the user's callback.
+// updates atomics and queues the change for the user's callback, starting
+// the goroutine that delivers it if the queue was empty.
 func (b *Breaker) changed(_ string, from, to gobreaker.State) {
 	f, t := fromGobreaker(from), fromGobreaker(to)
 	if t == Open {
@@ -313,37 +302,47 @@ func (b *Breaker) changed(_ string, from, to gobreaker.State) {
 	if b.events != nil {
 		select {
 		case b.events <- transition{f, t}:
-			b.pending.Add(1)
+			if b.pending.Add(1) == 1 {
+				go b.deliver()
+			}
 		default:
 			b.droppedEvents.Add(1)
 		}
 	}
 }
 
-// dispatch delivers queued state changes to the user's callback outside
-// every lock but its own, one goroutine at a time, in order.
-func (b *Breaker) dispatch() {
-	for b.pending.Load() > 0 {
-		if !b.dispatchMu.TryLock() {
-			return // the goroutine holding it drains the queue
-		}
-		func() {
-			defer b.dispatchMu.Unlock() // also if the callback panics
-			b.drain()
-		}()
-	}
-}
+// queuedChanges is how many state changes may wait for the callback.
+const queuedChanges = 1024
 
-func (b *Breaker) drain() {
+// deliver hands the queued state changes to the user's callback, in order,
+// and returns once the queue is empty. Only one deliver runs at a time: a
+// new one starts only when pending goes from 0 to 1, after the last one's
+// final decrement. If the callback ends the goroutine (runtime.Goexit), a
+// new deliver takes over the rest of the queue.
+func (b *Breaker) deliver() {
+	returned := false
+	defer func() {
+		if !returned && b.pending.Add(-1) > 0 { // the callback called runtime.Goexit
+			go b.deliver()
+		}
+	}()
 	for {
-		select {
-		case ev := <-b.events:
-			b.pending.Add(-1)
-			b.onChange(b.name, ev.from, ev.to)
-		default:
+		b.call(<-b.events)
+		if b.pending.Add(-1) == 0 {
+			returned = true
 			return
 		}
 	}
+}
+
+// call runs the callback for ev, recovering and counting a panic.
+func (b *Breaker) call(ev transition) {
+	defer func() {
+		if recover() != nil {
+			b.callbackPanics.Add(1)
+		}
+	}()
+	b.onChange(b.name, ev.from, ev.to)
 }
 
 func fromGobreaker(s gobreaker.State) State {
@@ -395,11 +394,7 @@ func (b *Breaker) reclaimProbe() bool {
 // State returns the breaker's state now. It is safe to call from the
 // OnStateChange callback.
 func (b *Breaker) State() State {
-	s := fromGobreaker(b.cb.State()) // moves open to half-open once OpenFor has passed
-	if b.pending.Load() > 0 {
-		b.dispatch()
-	}
-	return s
+	return fromGobreaker(b.cb.State()) // moves open to half-open once OpenFor has passed
 }
 
 // OpenAt reports whether the breaker is open at t (a time from [time.Now])
@@ -444,8 +439,13 @@ func (b *Breaker) Counts() Counts {
 }
 
 // DroppedStateChanges returns how many state changes were not delivered to
-// OnStateChange because it had fallen more than 1,024 changes behind.
+// OnStateChange because 1,024 changes were already waiting for it.
 func (b *Breaker) DroppedStateChanges() int64 { return b.droppedEvents.Load() }
+
+// CallbackPanics returns how many OnStateChange calls panicked. Each panic
+// is recovered and its value discarded; the breaker and the delivery of
+// later changes go on.
+func (b *Breaker) CallbackPanics() int64 { return b.callbackPanics.Load() }
 
 // Name returns the name given to [New].
 func (b *Breaker) Name() string { return b.name }

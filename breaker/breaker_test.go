@@ -204,6 +204,7 @@ func TestOnStateChangeReentrant(t *testing.T) {
 		_ = call(t, b, time.Millisecond, Failure)
 		time.Sleep(time.Second + time.Millisecond)
 		_ = call(t, b, time.Millisecond, Success)
+		synctest.Wait() // every change delivered
 		want := "closed>open open>half-open half-open>closed"
 		if s := strings.Join(got, " "); s != want {
 			t.Errorf("transitions %q, want %q", s, want)
@@ -252,41 +253,43 @@ func TestClosedPathTripsOnceUnderConcurrency(t *testing.T) {
 		{"32 goroutines × 10 failures, MinCalls 100", 32, 10, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var got []string
-			b := mustNew(t, Config{MinCalls: tc.minCalls, OpenFor: time.Hour,
-				OnStateChange: func(_ string, from, to State) {
-					mu.Lock()
-					got = append(got, from.String()+">"+to.String())
-					mu.Unlock()
-				}})
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for range tc.goroutines {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					for range tc.failures {
-						p, err := b.Allow()
-						if err != nil {
-							continue
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var got []string
+				b := mustNew(t, Config{MinCalls: tc.minCalls, OpenFor: time.Hour,
+					OnStateChange: func(_ string, from, to State) {
+						mu.Lock()
+						got = append(got, from.String()+">"+to.String())
+						mu.Unlock()
+					}})
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for range tc.goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						for range tc.failures {
+							p, err := b.Allow()
+							if err != nil {
+								continue
+							}
+							b.Done(p, Failure, time.Millisecond, time.Now())
 						}
-						b.Done(p, Failure, time.Millisecond, time.Now())
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			_ = b.State() // delivers queued changes
-			mu.Lock()
-			defer mu.Unlock()
-			if s := strings.Join(got, " "); s != "closed>open" {
-				t.Errorf("transitions %q, want one closed>open", s)
-			}
-			if _, err := b.Allow(); !errors.Is(err, ErrOpen) {
-				t.Errorf("Allow after %d failures: %v, want ErrOpen", tc.goroutines*tc.failures, err)
-			}
+					}()
+				}
+				close(start)
+				wg.Wait()
+				synctest.Wait() // every change delivered
+				mu.Lock()
+				defer mu.Unlock()
+				if s := strings.Join(got, " "); s != "closed>open" {
+					t.Errorf("transitions %q, want one closed>open", s)
+				}
+				if _, err := b.Allow(); !errors.Is(err, ErrOpen) {
+					t.Errorf("Allow after %d failures: %v, want ErrOpen", tc.goroutines*tc.failures, err)
+				}
+			})
 		})
 	}
 }

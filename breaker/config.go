@@ -49,13 +49,19 @@ type Config struct {
 	ProbeLease time.Duration
 
 	// OnStateChange, if set, is called after every state change with the
-	// breaker's name and the old and new states. It runs after the
-	// breaker's locks are released, on a goroutine calling into the breaker
-	// (the one whose call caused the change, or one draining changes queued
-	// while another callback ran), so it may call any method of the Breaker
-	// or of the Gate around it. Calls are in order and never concurrent. If
-	// the callback falls more than 1,024 changes behind, the changes that do
-	// not fit are not delivered; [Breaker.DroppedStateChanges] counts them.
+	// breaker's name and the old and new states. It runs on a goroutine of
+	// the breaker's own, started when a change is queued and ending once
+	// every queued change is delivered (none lives while the breaker is
+	// idle), never on a goroutine calling Allow or Done: a callback that
+	// blocks delays later callbacks only, never a call. It runs outside the
+	// breaker's locks, so it may call any method of the Breaker or of the
+	// Gate around it; by then the breaker may have moved on (State says
+	// where it is now). Calls are in order and never concurrent. A panic in
+	// the callback is recovered and its value discarded; it changes nothing
+	// in the breaker, later changes are still delivered, and
+	// [Breaker.CallbackPanics] counts it. If 1,024 changes are already
+	// waiting for the callback, a new one is not delivered;
+	// [Breaker.DroppedStateChanges] counts them.
 	OnStateChange func(name string, from, to State)
 }
 
