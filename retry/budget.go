@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -9,12 +10,21 @@ import (
 type BudgetConfig struct {
 	// Ratio is the tokens each original call deposits; a retry costs one
 	// token, so Ratio is the share of extra load retries may add in the long
-	// run. Default 0.1; range [0.001, 1].
+	// run. 0 selects the default, 0.1. Range [0.001, 1], and a multiple of
+	// 0.001 (within float64 rounding): the budget counts thousandths of a
+	// token and does not round, so 0.0015 is an error.
 	Ratio float64
 	// Max is the most tokens the budget holds (and holds at the start), so
-	// the largest burst of retries. Default 20; range [1, 1e6].
+	// the largest burst of retries. 0 selects the default, 20. Range
+	// [1, 1e6], and a multiple of 0.001 (within float64 rounding).
 	Max float64
 }
+
+// Defaults of [BudgetConfig].
+const (
+	DefaultBudgetRatio = 0.1
+	DefaultBudgetMax   = 20
+)
 
 // credit is the integer unit the budget counts in: 1 token = 1000 credits.
 const credit = 1000
@@ -23,57 +33,73 @@ const credit = 1000
 // token bucket filled by original calls and drained by retries, after
 // Finagle's RetryBudget and the "retry budget" of Google's SRE book
 // (chapter "Handling Overload"). It counts integer credits in one atomic:
-// no lock and no floating point per call. Create one with [NewBudget]; it
-// is safe for concurrent use.
+// no lock and no floating point per call. Create one with [NewBudget], or
+// use the zero Budget: it has the defaults of [BudgetConfig] (Ratio 0.1,
+// Max 20) and starts full. It is safe for concurrent use; do not copy it
+// once used.
 type Budget struct {
-	credits atomic.Int64
-	deposit int64
-	max     int64
+	spent   atomic.Int64 // credits below max: 0 is full, so the zero Budget starts full
+	deposit int64        // credits per original call; 0 in the zero Budget
+	max     int64        // credits; 0 in the zero Budget
 }
 
 // NewBudget returns a full Budget, or an error naming the field of cfg that
-// is out of range.
+// is out of range or not a multiple of 0.001.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if cfg.Ratio == 0 {
-		cfg.Ratio = 0.1
+		cfg.Ratio = DefaultBudgetRatio
 	}
 	if cfg.Max == 0 {
-		cfg.Max = 20
+		cfg.Max = DefaultBudgetMax
 	}
-	if !(cfg.Ratio >= 0.001 && cfg.Ratio <= 1) {
-		return nil, fmt.Errorf("retry: budget Ratio must be in [0.001, 1], got %v", cfg.Ratio)
+	deposit, ok := credits(cfg.Ratio, 0.001, 1)
+	if !ok {
+		return nil, fmt.Errorf("retry: budget Ratio must be a multiple of 0.001 in [0.001, 1], got %v", cfg.Ratio)
 	}
-	if !(cfg.Max >= 1 && cfg.Max <= 1e6) {
-		return nil, fmt.Errorf("retry: budget Max must be in [1, 1000000], got %v", cfg.Max)
+	m, ok := credits(cfg.Max, 1, 1e6)
+	if !ok {
+		return nil, fmt.Errorf("retry: budget Max must be a multiple of 0.001 in [1, 1000000], got %v", cfg.Max)
 	}
-	b := &Budget{deposit: int64(cfg.Ratio*credit + 0.5), max: int64(cfg.Max * credit)}
-	b.credits.Store(b.max)
-	return b, nil
+	return &Budget{deposit: deposit, max: m}, nil
+}
+
+// credits returns tokens in credits, and whether tokens is in [lo, hi] and
+// a whole number of credits to within 1e-9 credit (float64 rounding: 0.3
+// and 0.1+0.2 are both 300 credits).
+func credits(tokens, lo, hi float64) (int64, bool) {
+	if !(tokens >= lo && tokens <= hi) {
+		return 0, false
+	}
+	c := math.Round(tokens * credit)
+	return int64(c), math.Abs(tokens*credit-c) <= 1e-9
+}
+
+// limits returns the credits per original call and the most credits held:
+// the configured ones, or the defaults' in the zero Budget.
+func (b *Budget) limits() (deposit, max int64) {
+	if b.max == 0 {
+		return DefaultBudgetRatio * credit, DefaultBudgetMax * credit
+	}
+	return b.deposit, b.max
 }
 
 // Deposit credits one original call (Ratio tokens), up to Max. When the
 // budget is full it only reads the atomic.
 func (b *Budget) Deposit() {
-	for {
-		c := b.credits.Load()
-		if c >= b.max {
-			return
-		}
-		if b.credits.CompareAndSwap(c, min(c+b.deposit, b.max)) {
-			return
-		}
-	}
+	deposit, _ := b.limits()
+	b.give(deposit)
 }
 
 // Withdraw takes one token for a retry. It returns false, taking nothing,
 // when less than one token is left.
 func (b *Budget) Withdraw() bool {
+	_, m := b.limits()
 	for {
-		c := b.credits.Load()
-		if c < credit {
+		s := b.spent.Load()
+		if m-s < credit {
 			return false
 		}
-		if b.credits.CompareAndSwap(c, c-credit) {
+		if b.spent.CompareAndSwap(s, s+credit) {
 			return true
 		}
 	}
@@ -81,14 +107,20 @@ func (b *Budget) Withdraw() bool {
 
 // Refund gives back the token of a retry that never reached the
 // downstream (it was shed, or refused by an open breaker), up to Max.
-func (b *Budget) Refund() {
+func (b *Budget) Refund() { b.give(credit) }
+
+// give adds c credits, up to Max.
+func (b *Budget) give(c int64) {
 	for {
-		c := b.credits.Load()
-		if c >= b.max || b.credits.CompareAndSwap(c, min(c+credit, b.max)) {
+		s := b.spent.Load()
+		if s <= 0 || b.spent.CompareAndSwap(s, max(s-c, 0)) {
 			return
 		}
 	}
 }
 
 // Tokens returns the tokens in the budget now, in [0, Max].
-func (b *Budget) Tokens() float64 { return float64(b.credits.Load()) / credit }
+func (b *Budget) Tokens() float64 {
+	_, m := b.limits()
+	return float64(m-b.spent.Load()) / credit
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -302,9 +303,15 @@ func TestConfigErrors(t *testing.T) {
 		cfg  BudgetConfig
 		want string
 	}{
-		{BudgetConfig{Ratio: 2}, "Ratio must be in [0.001, 1]"},
-		{BudgetConfig{Ratio: -0.1}, "Ratio must be in [0.001, 1]"},
-		{BudgetConfig{Max: 0.5}, "Max must be in [1, 1000000]"},
+		{BudgetConfig{Ratio: 2}, "Ratio must be a multiple of 0.001 in [0.001, 1], got 2"},
+		{BudgetConfig{Ratio: -0.1}, "Ratio must be a multiple of 0.001 in [0.001, 1], got -0.1"},
+		{BudgetConfig{Ratio: 0.0005}, "Ratio must be a multiple of 0.001 in [0.001, 1], got 0.0005"},
+		{BudgetConfig{Ratio: math.NaN()}, "Ratio must be a multiple of 0.001 in [0.001, 1], got NaN"},
+		{BudgetConfig{Ratio: math.Inf(1)}, "Ratio must be a multiple of 0.001 in [0.001, 1], got +Inf"},
+		{BudgetConfig{Max: 0.5}, "Max must be a multiple of 0.001 in [1, 1000000], got 0.5"},
+		{BudgetConfig{Max: -1}, "Max must be a multiple of 0.001 in [1, 1000000], got -1"},
+		{BudgetConfig{Max: 1e6 + 1}, "Max must be a multiple of 0.001 in [1, 1000000], got 1.000001e+06"},
+		{BudgetConfig{Max: math.NaN()}, "Max must be a multiple of 0.001 in [1, 1000000], got NaN"},
 	} {
 		if _, err := NewBudget(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewBudget(%+v) = %v, want error containing %q", tc.cfg, err, tc.want)
