@@ -106,18 +106,18 @@ type Breaker struct {
 	base      time.Time
 	win       *rolling
 
-	slow                       time.Duration
-	minCalls                   int64
-	failPermille, slowPermille int64
-	openFor, lease             time.Duration
-	probesMu                   sync.Mutex
-	probes                     []*probe // half-open probes of generation probesGen
-	probesGen                  uint64
-	onChange                   func(name string, from, to State)
-	events                     chan transition // queued for onChange; nil without one
-	pending                    atomic.Int32    // changes queued or being delivered
-	droppedEvents              atomic.Int64
-	callbackPanics             atomic.Int64
+	slow                 time.Duration
+	minCalls             int64
+	failRatio, slowRatio float64
+	openFor, lease       time.Duration
+	probesMu             sync.Mutex
+	probes               []*probe // half-open probes of generation probesGen
+	probesGen            uint64
+	onChange             func(name string, from, to State)
+	events               chan transition // queued for onChange; nil without one
+	pending              atomic.Int32    // changes queued or being delivered
+	droppedEvents        atomic.Int64
+	callbackPanics       atomic.Int64
 }
 
 type transition struct{ from, to State }
@@ -147,16 +147,16 @@ func New(name string, cfg Config) (*Breaker, error) {
 		return nil, err
 	}
 	b := &Breaker{
-		name:         name,
-		base:         time.Now(),
-		win:          newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
-		slow:         cfg.SlowCall,
-		minCalls:     int64(cfg.MinCalls),
-		failPermille: permille(cfg.FailureRatio),
-		slowPermille: permille(cfg.SlowRatio),
-		openFor:      cfg.OpenFor,
-		lease:        cfg.ProbeLease,
-		onChange:     cfg.OnStateChange,
+		name:      name,
+		base:      time.Now(),
+		win:       newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
+		slow:      cfg.SlowCall,
+		minCalls:  int64(cfg.MinCalls),
+		failRatio: cfg.FailureRatio,
+		slowRatio: cfg.SlowRatio,
+		openFor:   cfg.OpenFor,
+		lease:     cfg.ProbeLease,
+		onChange:  cfg.OnStateChange,
 	}
 	if b.onChange != nil {
 		b.events = make(chan transition, queuedChanges)
@@ -172,8 +172,6 @@ func New(name string, cfg Config) (*Breaker, error) {
 	})
 	return b, nil
 }
-
-func permille(r float64) int64 { return int64(r*1000 + 0.5) }
 
 // snapshot returns the mirrored state and its generation, read together.
 func (b *Breaker) snapshot() (State, uint64) {
@@ -278,13 +276,16 @@ func (b *Breaker) trip(gen uint64) {
 // after a failure or slow call in the closed state, and asks the window.
 func (b *Breaker) readyToTrip(gobreaker.Counts) bool { return b.tripping() }
 
-// tripping reports whether the window's counts call for opening.
+// tripping reports whether the window's counts call for opening. The ratios
+// are compared as they are: failed/calls is correctly rounded in float64, so
+// 7 failures of 10 calls reach a FailureRatio of 0.7 and 6 do not.
 func (b *Breaker) tripping() bool {
 	calls, failed, slow := b.win.sum()
 	if calls < b.minCalls {
 		return false
 	}
-	return failed*1000 >= calls*b.failPermille || slow*1000 >= calls*b.slowPermille
+	c := float64(calls)
+	return float64(failed)/c >= b.failRatio || float64(slow)/c >= b.slowRatio
 }
 
 // changed runs under gobreaker's mutex on every state change: it only

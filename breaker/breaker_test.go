@@ -2,6 +2,8 @@ package breaker
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -230,6 +232,21 @@ func TestConfigErrors(t *testing.T) {
 		{Config{OpenFor: 2 * time.Hour}, "OpenFor must be in [1ms, 1h]"},
 		{Config{Probes: 1001}, "Probes must be in [1, 1000]"},
 		{Config{ProbeLease: -1}, "ProbeLease must be in [1ms, 1h]"},
+		{Config{Window: -time.Second}, "Window must be in [100ms, 1h], got -1s"},
+		{Config{Window: time.Hour + 1}, "Window must be in [100ms, 1h], got 1h0m0.000000001s"},
+		{Config{Buckets: 101}, "Buckets must be in [1, 100], got 101"},
+		{Config{MinCalls: 1e6 + 1}, "MinCalls must be in [1, 1000000], got 1000001"},
+		{Config{FailureRatio: math.NaN()}, "FailureRatio must be in [0.001, 1], got NaN"},
+		{Config{FailureRatio: math.Inf(1)}, "FailureRatio must be in [0.001, 1], got +Inf"},
+		{Config{SlowCall: time.Microsecond}, "SlowCall must be in [1ms, 1h], got 1µs"},
+		{Config{SlowCall: 2 * time.Hour}, "SlowCall must be in [1ms, 1h], got 2h0m0s"},
+		{Config{SlowRatio: math.NaN()}, "SlowRatio must be in [0.001, 1], got NaN"},
+		{Config{SlowRatio: -0.5}, "SlowRatio must be in [0.001, 1], got -0.5"},
+		{Config{OpenFor: -time.Second}, "OpenFor must be in [1ms, 1h], got -1s"},
+		{Config{OpenFor: 500 * time.Microsecond}, "OpenFor must be in [1ms, 1h], got 500µs"},
+		{Config{Probes: -1}, "Probes must be in [1, 1000], got -1"},
+		{Config{ProbeLease: 2 * time.Hour}, "ProbeLease must be in [1ms, 1h], got 2h0m0s"},
+		{Config{ProbeLease: time.Microsecond}, "ProbeLease must be in [1ms, 1h], got 1µs"},
 	} {
 		_, err := New("x", tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -342,6 +359,54 @@ func TestDoneWithEndBeforeTheBreaker(t *testing.T) {
 			if s := b.State(); s != Closed {
 				t.Errorf("state %v, want closed", s)
 			}
+		})
+	}
+}
+
+// The ratios are not rounded: they were compared in thousandths, rounded
+// to nearest, so FailureRatio 0.0015 tripped only at 4 failures in 2,000
+// calls (0.2%), 0.0014 already at 2 (0.1%), and 1/3 at 333 in 1,000
+// (0.333). Now the breaker trips when failed/calls reaches the ratio
+// itself.
+func TestRatiosNotRounded(t *testing.T) {
+	for _, tc := range []struct {
+		failureRatio, slowRatio float64
+		calls, failed, slow     int // failed and slow calls come last
+		wantOpen                bool
+	}{
+		{failureRatio: 0.0015, calls: 2000, failed: 3, wantOpen: true},
+		{failureRatio: 0.0015, calls: 2000, failed: 2, wantOpen: false},
+		{failureRatio: 0.0014, calls: 2000, failed: 2, wantOpen: false},
+		{failureRatio: 0.0014, calls: 2000, failed: 3, wantOpen: true},
+		{failureRatio: 1.0 / 3, calls: 1000, failed: 333, wantOpen: false},
+		{failureRatio: 1.0 / 3, calls: 999, failed: 333, wantOpen: true},
+		{failureRatio: 0.7, calls: 10, failed: 7, wantOpen: true},
+		{failureRatio: 0.7, calls: 10, failed: 6, wantOpen: false},
+		{slowRatio: 0.0015, calls: 2000, slow: 3, wantOpen: true},
+		{slowRatio: 0.0014, calls: 2000, slow: 2, wantOpen: false},
+	} {
+		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := mustNew(t, Config{MinCalls: tc.calls, FailureRatio: tc.failureRatio, SlowRatio: tc.slowRatio})
+				for i := range tc.calls {
+					o, rtt := Success, time.Millisecond
+					switch {
+					case i >= tc.calls-tc.failed:
+						o = Failure
+					case i >= tc.calls-tc.failed-tc.slow:
+						rtt = DefaultSlowCall
+					}
+					p, err := b.Allow()
+					if err != nil {
+						t.Fatalf("call %d refused", i)
+					}
+					b.Done(p, o, rtt, time.Now())
+				}
+				if got := b.State() == Open; got != tc.wantOpen {
+					t.Errorf("open=%v after %d calls, %d failed, %d slow; want %v (counts %+v)",
+						got, tc.calls, tc.failed, tc.slow, tc.wantOpen, b.Counts())
+				}
+			})
 		})
 	}
 }

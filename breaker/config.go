@@ -23,7 +23,8 @@ type Config struct {
 	MinCalls int
 
 	// FailureRatio trips the breaker when failed calls / calls in the window
-	// reach it. Default 0.5; range [0.001, 1].
+	// reach it (compared as it is, not rounded). Default 0.5; range
+	// [0.001, 1].
 	FailureRatio float64
 
 	// SlowCall is the duration from which a call counts as slow, whether it
@@ -31,7 +32,8 @@ type Config struct {
 	SlowCall time.Duration
 
 	// SlowRatio trips the breaker when slow calls / calls in the window
-	// reach it. Default 0.8; range [0.001, 1].
+	// reach it (compared as it is, not rounded). Default 0.8; range
+	// [0.001, 1].
 	SlowRatio float64
 
 	// OpenFor is how long the breaker stays open before it lets probes
