@@ -111,8 +111,9 @@ func TestPanickingCallbackKeepsTheProbe(t *testing.T) {
 // Issue 13, defect 2: an OnStateChange that blocks held the caller whose
 // call tripped the breaker for as long as it blocked (10.0 s against the
 // caller's 50 ms deadline in the trial). Now no Allow or Done waits for it:
-// the caller trips the breaker, waits out OpenFor and closes it with three
-// probes within its deadline, while the callback still blocks; the changes
+// the caller trips the breaker, is refused while it is open, waits out
+// OpenFor and closes it with three probes within its deadline (6 ms of
+// fake time), while the callback still blocks; the changes
 // are delivered in order once it returns.
 func TestBlockingCallbackDelaysNoCall(t *testing.T) {
 	const forever = -1
@@ -146,6 +147,9 @@ func TestBlockingCallbackDelaysNoCall(t *testing.T) {
 					start := time.Now()
 					p, _ := b.Allow()
 					b.Done(p, Failure, time.Millisecond, time.Now()) // trips it: closed>open
+					if _, err := b.Allow(); !errors.Is(err, ErrOpen) {
+						t.Errorf("Allow while open: %v, want ErrOpen", err)
+					}
 					time.Sleep(cfg.OpenFor + time.Millisecond)
 					for range DefaultProbes {
 						if served, _ := tryCall(b); !served {
