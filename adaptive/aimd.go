@@ -18,10 +18,9 @@ type AIMDConfig struct {
 	// drops without a cut: a healthy downstream answers a few percent of
 	// calls with a timeout or a 503 whatever the load. Default 0.1, so that
 	// a window of MinSamples' default of 10 samples may hold one drop
-	// (with 3% of drops, 3.5% of such windows hold two); range (0, 0.2], so
-	// that a downstream failing a quarter of the calls is always backed
-	// off from, or negative for none: every window with a drop is cut, as
-	// in Netflix's AIMDLimit.
+	// (with 3% of drops, 3.5% of such windows hold two); range (0, 0.2],
+	// well below the 30% of drops of an overloaded downstream, or negative
+	// for none: every window with a drop is cut, as in Netflix's AIMDLimit.
 	DropTolerance float64
 }
 
@@ -39,8 +38,8 @@ type AIMDConfig struct {
 //
 // Netflix's AIMDLimit applies its rule to each sample: every drop
 // multiplies the limit by BackoffRatio, every success with in-flight ≥
-// limit/2 adds 1, so the two net out and a share q of drops holds the
-// limit near 10 (1 − q) / q (323 at 3%). Here the rule runs once per
+// limit/2 adds 1, so the two net out and a share q of drops holds a
+// binding limit near (1 − q) / (q (1 − BackoffRatio)) (323 at 3%). Here the rule runs once per
 // window, so that it reacts at the same pace whatever the call rate, and a
 // window's successes add 1, not one each: had any drop cut the window,
 // as in Netflix's own windowed use (WindowedLimit), a background share
@@ -49,8 +48,9 @@ type AIMDConfig struct {
 // at 1,000; Helidon issue #9542 reports 68% with 3% of slow calls). So a
 // window is cut only when its share of drops exceeds DropTolerance, which
 // a downstream answering 30% of calls with drops, or timing out every call,
-// exceeds in nearly every window (BBRv2 also treats only a loss rate above
-// a threshold, 2% per round trip, as congestion). Its weakness is recovery:
+// exceeds in nearly every window (BBRv2 also takes only a loss rate above
+// a threshold, BBRLossThresh 2% per round trip, for congestion;
+// draft-cardwell-iccrg-bbr-congestion-control-02). Its weakness is recovery:
 // +1 per window, so from 1 to 20 takes 19 windows.
 type AIMD struct {
 	backoff float64
