@@ -12,18 +12,26 @@ type VegasConfig struct {
 	// Smoothing weighs a window's new limit against the old one.
 	// Default 1 (no smoothing); range (0, 1].
 	Smoothing float64
-	// ProbeMultiplier: the no-load RTT is measured afresh after about
-	// ProbeMultiplier × limit samples, so that it can follow a downstream
-	// that got slower for good. Default 30; range [1, 1e6].
+	// ProbeMultiplier: the no-load RTT is measured afresh, from the
+	// window at hand, after ProbeMultiplier × limit windows, so that it
+	// can follow a downstream that got slower for good (until then Vegas
+	// reads the slowdown as a queue). Windows, as Netflix's VegasLimit
+	// counts them under its WindowedLimit (one update per window): at a
+	// limit of 20 and 250 ms windows, every 2.5 min. Counted in samples
+	// (before), the probe came in under a second at 1,000 calls/s and took
+	// a standing queue for no load: the limit on a downstream of 20
+	// workers offered twice their capacity climbed to 107–182. Default 30;
+	// range [1, 1e6].
 	ProbeMultiplier int
 }
 
 // Vegas is TCP Vegas (Brakmo and Peterson, "TCP Vegas: End to End
 // Congestion Avoidance on a Global Internet", IEEE JSAC 1995) as Netflix
-// concurrency-limits' VegasLimit applies it to concurrency. It estimates the
-// calls queued at the downstream from the no-load RTT (the smallest RTT
-// seen since the last probe) and the window's mean RTT r:
+// concurrency-limits' VegasLimit applies it to concurrency. It estimates
+// the calls queued at the downstream from how far the window's mean RTT r
+// exceeds the no-load RTT, and keeps that queue between 3L and 6L calls:
 //
+//	noLoadRTT = the smallest window mean RTT since the last probe
 //	queue = ceil(limit × (1 − noLoadRTT / r))
 //	with L = log10(limit), at least 1:
 //	  after a drop:      limit − L
@@ -33,6 +41,20 @@ type VegasConfig struct {
 //	  otherwise:         unchanged
 //	limit = limit × (1 − Smoothing) + new × Smoothing
 //
+// The no-load RTT is the smallest window mean, not the smallest sample:
+// one fast sample sets the smallest too low (Netflix concurrency-limits
+// issue #37), and Netflix's WindowedLimit (since commit 3882327, 2018)
+// hands VegasLimit one RTT per window, the window's average, so that its
+// no-load RTT is the smallest window average too.
+// Here, with the smallest sample, one answer at 0.05 ms among calls of
+// 20 ms made every window look like a queue of the whole limit: the limit
+// fell from 60 to 5 at 41 calls in flight and stayed there until the next
+// probe. The smallest sample also read the spread of service times as a
+// queue: the limit on an overloaded downstream held at 9 to 11 whether it
+// had 5, 10, 20 or 50 workers (now 10, 16, 27, 58). A no-load RTT first
+// measured under a queue includes that queue until a window's mean is
+// lower.
+//
 // Like Netflix it leaves the limit alone while peak in-flight < limit/2 and
 // there was no drop. Unlike Netflix's windows, a window of drops alone
 // still closes and lowers the limit.
@@ -41,7 +63,7 @@ type Vegas struct {
 	smoothing  float64
 	probeMult  int
 	noLoad     float64 // ns; 0 until the first success
-	sinceProbe int     // samples since the no-load RTT was last reset
+	sinceProbe int     // windows since the no-load RTT was last reset
 	est        estimate
 }
 
@@ -66,11 +88,11 @@ func NewVegas(cfg VegasConfig) (*Vegas, error) {
 // Update applies the Vegas rule to one window.
 func (v *Vegas) Update(limit int, w Window) int {
 	est := v.est.sync(limit)
-	v.sinceProbe += w.Samples
+	v.sinceProbe++
 	if v.sinceProbe >= v.probeMult*limit {
-		v.sinceProbe, v.noLoad = 0, 0 // probe: take the next window's minimum afresh
+		v.sinceProbe, v.noLoad = 0, 0 // probe: take this window's mean afresh
 	}
-	if m := float64(w.MinRTT); m > 0 && (v.noLoad == 0 || m < v.noLoad) {
+	if m := float64(w.MeanRTT); m > 0 && (v.noLoad == 0 || m < v.noLoad) {
 		v.noLoad = m
 	}
 	l := max(1, math.Log10(est))
