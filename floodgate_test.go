@@ -405,7 +405,11 @@ func TestStateChangeCallbackReentersGate(t *testing.T) {
 			}}))
 		_ = g.Guard(context.Background(), func(context.Context) error { return errUpstream })
 		time.Sleep(time.Second + time.Millisecond)
-		_ = g.Guard(context.Background(), func(context.Context) error { return nil })
+		_ = g.Guard(context.Background(), func(context.Context) error {
+			synctest.Wait() // the probe is out: open>half-open is delivered now
+			return nil
+		})
+		synctest.Wait() // the callbacks run on the breaker's own goroutine
 		want := []string{
 			"closed>open stats=open guard-open=true",
 			"open>half-open stats=half-open guard-open=true", // the one probe is the call that moved it

@@ -427,6 +427,7 @@ func TestCallbacksReenterWithLoggerAndObserver(t *testing.T) {
 		_ = g.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
 		time.Sleep(time.Second + time.Millisecond)
 		_ = g.Guard(ctx, func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil })
+		synctest.Wait() // the breaker's callback runs on its own goroutine
 		if states != 3 || limits == 0 {
 			t.Errorf("OnStateChange ran %d times (want 3), OnLimitChange %d (want > 0)", states, limits)
 		}

@@ -63,6 +63,7 @@ func TestLoggerEvents(t *testing.T) {
 				return context.DeadlineExceeded
 			})
 		}
+		synctest.Wait() // the breaker's callback runs on its own goroutine
 		recs := buf.records(t)
 		var sawTrip, sawFall bool
 		for _, r := range recs {

@@ -232,6 +232,7 @@ func TestBreakerStateAndTransitions(t *testing.T) {
 		}
 		check := func(step string, want map[string]float64) {
 			t.Helper()
+			synctest.Wait() // transitions are counted on the breaker's own goroutine
 			for k, v := range want {
 				parts := strings.Split(k, ":")
 				var got float64
