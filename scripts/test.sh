@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and .ci/run calls it: every Go
-# module in the repository (the library, bench/, ...) under -race, then the
-# end-to-end checks against real servers that scripts/e2e-*.sh install and start.
+# module in the repository (the library, bench/, ...) under -race, a few
+# seconds of each fuzz target, then the end-to-end checks against real
+# servers that scripts/e2e-*.sh install and start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -10,6 +11,32 @@ for mod in $(find . -name go.mod -not -path './.git/*' | sort); do
   dir=$(dirname "$mod")
   echo "== go test -race -count=1 ./... in $dir"
   (cd "$dir" && go test -race -count=1 ./...)   # -count=1: run every test, never replay a cached pass
+done
+
+# Short fuzz runs, one target per go test invocation (-fuzz takes one target
+# and one package): "package target" pairs, one line each. A target listed
+# here but missing from its package is skipped with a message, except under
+# CI (CI set), where it fails the suite. FUZZTIME is per target.
+fuzz_targets=(
+  "./retry FuzzBudget"
+  "./retry FuzzBackoff"
+  "./adaptive FuzzLimiter"
+  "./breaker FuzzWindow"
+)
+fuzztime=${FUZZTIME:-4s}
+for pair in "${fuzz_targets[@]}"; do
+  read -r pkg target <<<"$pair"
+  if ! go test -list "^${target}\$" "$pkg" | grep -x "$target" >/dev/null; then
+    if [ -n "${CI:-}" ]; then
+      echo "fuzz: $target is not in $pkg (CI is set: a listed target must exist)"; exit 1
+    fi
+    echo "== fuzz $pkg $target: not in the package yet, skipped"
+    continue
+  fi
+  echo "== go test -fuzz ^${target}\$ -fuzztime $fuzztime $pkg"
+  out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1) || { echo "$out"; exit 1; }
+  execs=$(grep -o 'execs: [0-9]*' <<<"$out" | tail -1 | cut -d' ' -f2)
+  echo "fuzz: $pkg $target: ${execs:-?} executions in $fuzztime"
 done
 
 for e2e in scripts/e2e-*.sh; do
