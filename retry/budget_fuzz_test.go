@@ -26,7 +26,7 @@ func FuzzBudget(f *testing.F) {
 	f.Add(0.001, 1.0, []byte{1, 2, 0, 0xff, 1, 1, 1, 5, 6})
 	f.Add(1.0, 1e6, []byte{0xfd, 0xfd, 1, 0xf1, 2, 0xf2})
 	f.Add(0.0015, 1.5, []byte{1, 1, 3, 3, 3, 1, 0xf0})
-	f.Add(0.0014, 3.0, []byte{0xfd, 0xfd, 1})   // rounds to 1 credit: defect 9 of issue 13
+	f.Add(0.0014, 3.0, []byte{0xfd, 0xfd, 1})   // not whole credits: rejected (defect 9 of issue 13)
 	f.Add(0.333, 2.0005, []byte{5, 5, 9, 0xfe}) // Max not a whole number of credits
 	f.Add(math.NaN(), 20.0, []byte{0})
 	f.Add(0.5, math.Inf(1), []byte{0})
@@ -40,15 +40,18 @@ func FuzzBudget(f *testing.F) {
 		if m == 0 {
 			m = 20
 		}
-		inRange := r >= 0.001 && r <= 1 && m >= 1 && m <= 1e6
+		// Accepted exactly when both are in range and whole numbers of
+		// credits (to float64 rounding): no silent rounding (defect 9).
+		whole := func(x float64) bool { return math.Abs(x*credit-math.Round(x*credit)) <= 1e-9 }
+		valid := r >= 0.001 && r <= 1 && m >= 1 && m <= 1e6 && whole(r) && whole(m)
 		if err != nil {
-			if inRange {
-				t.Fatalf("NewBudget(Ratio %v, Max %v) = %v, want it accepted (in range)", ratio, maxTokens, err)
+			if valid {
+				t.Fatalf("NewBudget(Ratio %v, Max %v) = %v, want it accepted (in range, whole credits)", ratio, maxTokens, err)
 			}
 			return
 		}
-		if !inRange {
-			t.Fatalf("NewBudget(Ratio %v, Max %v) accepted; the ranges are [0.001, 1] and [1, 1e6]", ratio, maxTokens)
+		if !valid {
+			t.Fatalf("NewBudget(Ratio %v, Max %v) accepted; the ranges are [0.001, 1] and [1, 1e6], in whole thousandths", ratio, maxTokens)
 		}
 		full := int64(math.Floor(m * credit))
 		deposit := int64(math.Round(r * credit))
