@@ -18,7 +18,7 @@ import (
 // Caller.Shed counts a call as shed ("p99 to shed") when the contender
 // refused its last try itself, and not when the downstream answered it.
 func TestShed(t *testing.T) {
-	fg, fs, pl := &gate{}, &failsafeCaller{}, newPool(PoolSize)
+	fg, fs, pl := &gate{}, &failsafeCaller{}, newPool(PoolSize, DefaultAttemptTimeout)
 	for _, tc := range []struct {
 		name   string
 		caller Caller
