@@ -32,6 +32,9 @@ func WritePlot(path string, sc Scenario, rs []*Result) error {
 		}
 		return float64(n)
 	}
+	if sc.Phases[0].Workers >= unlimited {
+		limitTitle += fmt.Sprintf(" (the oracle's, %d, not drawn)", unlimited)
+	}
 	panels := []struct {
 		title, y string
 		series   func(*Result) plotter.XYs
