@@ -38,6 +38,8 @@ var notYetMet = map[[2]string]bool{
 	{"S13", "goodput ≥ 90% of the oracle's"}:                                   true,
 	{"S13", "goodput ≥ failsafe-go's"}:                                         true,
 	{"S13", "no call shed while the downstream is healthy and under capacity"}: true,
+	{"S14", "goodput ≥ failsafe-go's"}:                                         true,
+	{"S14", "no call lost while the downstream is healthy and under capacity"}: true,
 	{"S15", "goodput ≥ 90% of the oracle's"}:                                   true,
 	{"S15", "goodput ≥ failsafe-go's"}:                                         true,
 	{"S16", "limit ≤ 3× the workers from 10 s to the end"}:                     true,

@@ -185,6 +185,7 @@ func Scenarios() []Scenario {
 		// (p99 1.2× the median) here, which queue alike. At 150 ms the 12
 		// workers serve 79.7 calls/s of the 100 offered: a fixed limit of
 		// 12 serves all of that, and nothing a limit does serves more.
+		// Healthy seconds (no call may be lost): 2–18 s and from 145 s.
 		{
 			Name: "S10", Title: "staged slowdown (tripwire adaptivelimiter-staged): 100 calls/s, 12 workers; service 50 ms → 150 ms (p99 1.2× the median) from 20 s to 140 s: capacity 239 → 80 calls/s",
 			Seed: 10, Duration: 170 * s, Rate: flat(100), Onset: 20 * s, Recovery: 140 * s,
@@ -194,7 +195,7 @@ func Scenarios() []Scenario {
 		// answer meets: the 50 workers serve 24.8 calls/s of the 100
 		// offered, and a call is good if it succeeds before its 3 s
 		// deadline (SLO = deadline = attempt timeout: one attempt, no
-		// retry, can use the whole deadline).
+		// retry, can use the whole deadline). Healthy seconds: 2–28 s.
 		{
 			Name: "S11", Title: "lasting slowdown, patient deadline: 100 calls/s, 50 workers; service 100 ms → 2 s (p99 200 ms → 2.6 s) from 30 s to the end; attempt timeout, deadline and SLO 3 s",
 			Seed: 11, Duration: 120 * s, Rate: flat(100), Onset: 30 * s,
@@ -206,6 +207,9 @@ func Scenarios() []Scenario {
 		},
 		// S12: every call still succeeds within the 1 s attempt timeout
 		// and the SLO; 120 calls in flight during the stall, 0.3 before.
+		// The stall leaves capacity to spare (Spare): every second but the
+		// first 2 and 28–35 s (the stall's first 5 s) is healthy, so a
+		// limit that sheds a call from 5 s into the stall loses it.
 		{
 			Name: "S12", Title: "whole-server stall: 300 calls/s, no capacity limit (10,000 workers); service 1 ms → 400 ms (p99 1.2× the median) from 30 s to 45 s",
 			Seed: 12, Duration: 75 * s, Rate: flat(300), Onset: 30 * s, Recovery: 45 * s, Spare: true,
@@ -216,24 +220,32 @@ func Scenarios() []Scenario {
 		// hint, so the SLO is the 3 s deadline: a call retried after a 503
 		// is good. Three 503s in a row (0.8% of calls) fail whatever the
 		// client does, and so does a retry the budget refuses (FailsAnyway).
+		// Healthy seconds (Spare): 2–28 s and from 35 s, in which no call
+		// may be shed.
 		{
 			Name: "S13", Title: "random 503s: 200 calls/s, no capacity limit (10,000 workers), 50 ms (p99 150 ms); from 30 s to 90 s, 20% of calls answered 503 with Retry-After 1 s; SLO 3 s",
 			Seed: 13, Duration: 120 * s, Rate: flat(200), Onset: 30 * s, Recovery: 90 * s, Spare: true, FailsAnyway: true,
 			SLO:    3 * s,
 			Phases: []Phase{unlimitedHealthy(0), with(unlimitedHealthy(30*s), func(p *Phase) { p.Throttle = 0.2; p.RetryAfter = s }), unlimitedHealthy(90 * s)},
 		},
-		// S14: the pauses end at 30.03 s, 32.03 s, ..., off the 100 ms
-		// sampling grid. About 9 calls arrive in each pause.
+		// S14: about 15 calls arrive in each 50 ms pause and reach the
+		// gate together at its end, and the answers in flight at its start
+		// come back with an RTT of up to 50 ms, 50× the median. The pauses
+		// end at 30.05 s, 32.05 s, ..., off the 100 ms sampling grid. With
+		// Hybrid, pauses of 30 ms shed nothing, 50 ms shed 47 healthy calls,
+		// 100 ms 430 (failsafe-go: 0, 0, 233). Healthy seconds (Spare):
+		// 2–28 s and from 35 s.
 		{
-			Name: "S14", Title: "low RTT, client pauses: 300 calls/s, no capacity limit (10,000 workers), service 1 ms (p99 2 ms); from 30 s the client stops the world for 30 ms every 2 s",
+			Name: "S14", Title: "low RTT, client pauses: 300 calls/s, no capacity limit (10,000 workers), service 1 ms (p99 2 ms); from 30 s the client stops the world for 50 ms every 2 s",
 			Seed: 14, Duration: 90 * s, Rate: flat(300), Onset: 30 * s, Spare: true,
-			Pause:  Pause{From: 30 * s, Every: 2 * s, For: 30 * ms},
+			Pause:  Pause{From: 30 * s, Every: 2 * s, For: 50 * ms},
 			Phases: []Phase{{From: 0, Workers: unlimited, Service: LogNormal{Median: ms, P99: 2 * ms}}},
 		},
 		// S15: each gate sees a tenth of the arrivals (40 calls/s) and
 		// none sees the others' calls. The oracle's limit per gate is the
 		// workers / 10 (4), the fixed pool's PoolSize / 10 (5): the fleet's
 		// totals are the single gate's. Capacity 715 → 238 calls/s.
+		// Healthy seconds: 2–28 s.
 		{
 			Name: "S15", Title: "fleet: 10 gates, 400 calls/s in all, one downstream of 40 workers; service 50 ms → 150 ms (p99 150 → 450 ms) from 30 s to the end",
 			Seed: 15, Duration: 90 * s, Rate: flat(400), Onset: 30 * s, Gates: 10,
@@ -245,7 +257,8 @@ func Scenarios() []Scenario {
 		// 120 ms serve 99.7 calls/s, and 100 are offered, so the queue
 		// takes a random walk with a slight upward drift. A limit that
 		// climbs while the RTT stays flat runs away; the target is that
-		// floodgate's stays within 3× the workers from 10 s on.
+		// floodgate's stays within 3× the workers from 10 s on. No second
+		// is healthy and under capacity (Saturated).
 		{
 			Name: "S16", Title: "runaway limits (tripwire runaway-limits): 100 calls/s for 10 min, 12 workers, service 120 ms (p99 144 ms): the offered load is the capacity",
 			Seed: 16, Duration: 600 * s, Rate: flat(100), Saturated: true,
