@@ -53,6 +53,7 @@ func scenario(t *testing.T, name string) sim.Scenario {
 		if sc.Name == name {
 			if name == "S16" && !*fullS16 {
 				sc.Duration = 2 * time.Minute
+				sc.Title += " (here its first 2 min; -sim.full for all 10)"
 			}
 			return sc
 		}
