@@ -19,16 +19,11 @@ import (
 	"github.com/floodgate-go/floodgate/retry"
 )
 
-// Settings every contender shares where it has the concept.
+// Settings of the fixed pool.
 const (
-	// AttemptTimeout bounds one attempt, from the moment the contender
-	// starts it (a pool's wait for a slot included).
-	AttemptTimeout = time.Second
-	// CallDeadline is the user call's overall deadline, set on its context
-	// when it arrives; no contender can make a call last longer.
-	CallDeadline = 3 * time.Second
-	// PoolSize is the fixed pool's size (calls in flight) and the S1
-	// downstream's worker count.
+	// PoolSize is the fixed pool's size (calls in flight; in a fleet of N
+	// gates, PoolSize/N per gate, so that the fleet's pools total the
+	// single gate's) and the S1 and S11 downstreams' worker count.
 	PoolSize = 50
 	// PoolAttempts is how many attempts the fixed pool makes per call, the
 	// first included (the same as floodgate's and failsafe-go's defaults).
@@ -54,8 +49,16 @@ type Caller interface {
 // Env is what a contender may know when it is built.
 type Env struct {
 	// Capacity returns the downstream's true capacity now (workers, calls in
-	// flight). Only the oracle reads it: it is known in advance.
+	// flight), in a fleet this gate's share of it (Run rounds workers/Gates
+	// to the nearest, at least 1). Only the oracle reads it: it is known in
+	// advance.
 	Capacity func() int
+	// AttemptTimeout bounds one attempt (Scenario.AttemptTimeout with its
+	// default applied): every contender uses it.
+	AttemptTimeout time.Duration
+	// Gates is how many gates of the fleet share the downstream, this one
+	// included (Scenario.Gates, at least 1).
+	Gates int
 	// Seed seeds the contender's own randomness (backoff jitter).
 	Seed uint64
 	// Outer is set for the outer layers of a nested stack (S7): the layer
@@ -67,8 +70,8 @@ type Env struct {
 type Contender struct {
 	// Name labels the contender in tables and plots.
 	Name string
-	// New builds one layer of the contender. S7 builds three and nests
-	// them; every other scenario builds one.
+	// New builds one layer of one gate of the contender. S7 builds three
+	// layers and nests them, S15 ten gates; every other scenario builds one.
 	New func(Env) (Caller, error)
 }
 
@@ -92,12 +95,12 @@ func Contenders() []Contender {
 			}
 			return newFloodgate(e, a)
 		}},
-		{"failsafe-go", func(Env) (Caller, error) { return newFailsafe(), nil }},
+		{"failsafe-go", func(e Env) (Caller, error) { return newFailsafe(e.AttemptTimeout), nil }},
 		{"fixed pool 50", func(e Env) (Caller, error) {
 			if e.Outer {
-				return newPool(0), nil // a retry layer above the client: no pool of its own
+				return newPool(0, e.AttemptTimeout), nil // a retry layer above the client: no pool of its own
 			}
-			return newPool(PoolSize), nil
+			return newPool(max(1, PoolSize/max(1, e.Gates)), e.AttemptTimeout), nil
 		}},
 		{"oracle", func(e Env) (Caller, error) {
 			return newFloodgate(e, oracleLimit{e.Capacity})
@@ -120,15 +123,22 @@ func (r *lockedRand) Int64N(n int64) int64 {
 // gate is floodgate: one Gate, configured only through the public API.
 type gate struct{ g *floodgate.Gate }
 
-// newFloodgate returns a Gate with the shared attempt timeout and seeded
-// jitter; alg nil keeps the default algorithm (Hybrid).
+// newFloodgate returns a Gate with the scenario's attempt timeout and
+// seeded jitter; alg nil keeps the default algorithm (Hybrid).
 func newFloodgate(e Env, alg adaptive.Algorithm) (*gate, error) {
 	r := &lockedRand{rng: rand.New(rand.NewPCG(e.Seed, 0x6a7e))}
-	opts := []floodgate.Option{floodgate.WithRetry(retry.Config{AttemptTimeout: AttemptTimeout, Rand: r.Int64N})}
+	opts := []floodgate.Option{floodgate.WithRetry(retry.Config{AttemptTimeout: e.AttemptTimeout, Rand: r.Int64N})}
+	if e.AttemptTimeout > breaker.DefaultSlowCall {
+		// An answer the attempt timeout waits for is not slow (S11):
+		// with the default 1 s, 2 s answers trip the breaker.
+		opts = append(opts, floodgate.WithBreaker(breaker.Config{SlowCall: e.AttemptTimeout}))
+	}
 	if alg != nil {
 		lc := adaptive.Config{Algorithm: alg}
 		if o, ok := alg.(oracleLimit); ok {
-			lc.InitialLimit = o.capacity()
+			// The oracle's limit is the capacity, up to the 10,000
+			// workers of an unlimited downstream (S12–S14).
+			lc.InitialLimit, lc.MaxLimit = o.capacity(), 1<<20
 		}
 		opts = append(opts, floodgate.WithLimiter(lc))
 	}
@@ -180,6 +190,7 @@ func (o oracleLimit) Update(int, adaptive.Window) int { return o.capacity() }
 type failsafeCaller struct {
 	exec    failsafe.Executor[any]
 	limiter adaptivelimiter.AdaptiveLimiter[any]
+	timeout time.Duration // of one attempt
 }
 
 // newFailsafe builds failsafe-go set up the way the harness sets up
@@ -196,7 +207,9 @@ type failsafeCaller struct {
 //     retry policy does (floodgate gets retry.Overload(err, hint));
 //   - no retry of a call its own breaker or limiter refused, as Guard does
 //     (AbortOnErrors), the same setup as bench/overhead_test.go's.
-func newFailsafe() *failsafeCaller {
+//
+// Each attempt gets timeout.
+func newFailsafe(timeout time.Duration) *failsafeCaller {
 	lim := adaptivelimiter.NewWithDefaults[any]()
 	rp := retrypolicy.NewBuilder[any]().WithBudget(budget.New()).
 		WithDelayFunc(func(e failsafe.ExecutionAttempt[any]) time.Duration {
@@ -214,12 +227,12 @@ func newFailsafe() *failsafeCaller {
 		WithSuccessThreshold(3).
 		HandleIf(func(_ any, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
 		Build()
-	return &failsafeCaller{exec: failsafe.With[any](rp, cb, lim), limiter: lim}
+	return &failsafeCaller{exec: failsafe.With[any](rp, cb, lim), limiter: lim, timeout: timeout}
 }
 
 func (c *failsafeCaller) Call(ctx context.Context, attempt func(context.Context) error) error {
 	return c.exec.WithContext(ctx).RunWithExecution(func(e failsafe.Execution[any]) error {
-		actx, cancel := context.WithTimeout(e.Context(), AttemptTimeout)
+		actx, cancel := context.WithTimeout(e.Context(), c.timeout)
 		defer cancel()
 		return attempt(actx)
 	})
@@ -237,14 +250,18 @@ func (c *failsafeCaller) Shed(err error) bool {
 // every error retried. Nested (S7), only the innermost layer has a pool:
 // the outer ones are the retry loops of a gateway and a service above the
 // client, as in examples/slowdown's naive client.
-type pool struct{ slots chan struct{} } // nil: no pool, retries only
+type pool struct {
+	slots   chan struct{} // nil: no pool, retries only
+	timeout time.Duration // of one attempt
+}
 
-// newPool returns a pool of size connections; 0 for retries only.
-func newPool(size int) *pool {
+// newPool returns a pool of size connections (0 for retries only) whose
+// attempts get timeout.
+func newPool(size int, timeout time.Duration) *pool {
 	if size == 0 {
-		return &pool{}
+		return &pool{timeout: timeout}
 	}
-	return &pool{slots: make(chan struct{}, size)}
+	return &pool{slots: make(chan struct{}, size), timeout: timeout}
 }
 
 func (p *pool) Call(ctx context.Context, attempt func(context.Context) error) error {
@@ -267,7 +284,7 @@ func (p *pool) Call(ctx context.Context, attempt func(context.Context) error) er
 }
 
 func (p *pool) attempt(ctx context.Context, attempt func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	if p.slots == nil {
 		return attempt(ctx)

@@ -18,7 +18,7 @@ import (
 // Caller.Shed counts a call as shed ("p99 to shed") when the contender
 // refused its last try itself, and not when the downstream answered it.
 func TestShed(t *testing.T) {
-	fg, fs, pl := &gate{}, &failsafeCaller{}, newPool(PoolSize)
+	fg, fs, pl := &gate{}, &failsafeCaller{}, newPool(PoolSize, DefaultAttemptTimeout)
 	for _, tc := range []struct {
 		name   string
 		caller Caller
@@ -74,6 +74,31 @@ func TestRunCountsShed(t *testing.T) {
 		}
 		if r.P99Shed != 30*time.Millisecond {
 			t.Errorf("P99Shed = %v, want 30ms", r.P99Shed)
+		}
+	})
+}
+
+// A floodgate contender whose attempt timeout is longer than the breaker's
+// default slow-call threshold (1 s) counts calls as slow from the attempt
+// timeout: answers of 2 s that the 3 s timeout waits for (S11) do not trip
+// its breaker. With the default threshold every call after the first 20
+// or so would be refused.
+func TestFloodgateSlowCallAtAttemptTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := Scenario{Name: "T", Seed: 1, Duration: 30 * time.Second, Rate: []RatePoint{{0, 5}},
+			AttemptTimeout: 3 * time.Second, SLO: 3 * time.Second,
+			Phases: []Phase{{Workers: 100, Service: LogNormal{Median: 2 * time.Second, P99: 2 * time.Second}}}}
+		for _, c := range Contenders() {
+			if c.Name != "oracle" {
+				continue
+			}
+			r, err := Run(sc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Calls < 100 || r.Failed != 0 {
+				t.Errorf("%s: %d of %d calls failed, want none", c.Name, r.Failed, r.Calls)
+			}
 		}
 	})
 }

@@ -6,9 +6,6 @@ import (
 	"time"
 )
 
-// SLO is the latency within which a success counts towards goodput.
-const SLO = time.Second
-
 // Never marks a time metric whose event did not happen in the run.
 const Never = time.Duration(-1)
 
@@ -18,7 +15,7 @@ type Bin struct {
 	T time.Duration
 	// Offered counts the calls that arrived in the second.
 	Offered int
-	// Good counts those that succeeded within the SLO.
+	// Good counts those that succeeded within the scenario's SLO.
 	Good int
 	// P99 is the 99th percentile latency of those that succeeded; 0 if none.
 	P99 time.Duration
@@ -34,8 +31,8 @@ type Result struct {
 	Failed int
 	// Offered is the mean arrival rate (calls per second).
 	Offered float64
-	// Goodput is the mean rate of successes within the SLO (calls per
-	// second), over the arrival period.
+	// Goodput is the mean rate of successes within the scenario's SLO
+	// (calls per second), over the arrival period.
 	Goodput float64
 	// P50 and P99 are percentiles of the successes' latency.
 	P50, P99 time.Duration
@@ -70,14 +67,18 @@ type Result struct {
 	// if it never does, 0 in a scenario with neither onset nor recovery.
 	LimitSettled time.Duration
 	// LimitLow and LimitHigh are the smallest and largest limit sampled
-	// from onset + 10 s to the end (calls).
+	// from onset + 10 s to the end (calls; from 10 s without an onset; in a
+	// fleet, of the sum of the gates' limits).
 	LimitLow, LimitHigh int
 	// HealthyLost counts the calls that arrived while the downstream was
 	// healthy and under capacity (from 2 s to 2 s before the onset, from
 	// recovery + 5 s to the end, and, in a scenario with capacity to spare,
-	// from onset + 5 s to the end) and did not succeed within the SLO
-	// (calls).
+	// from onset + 5 s to the end; none in a saturated one) and did not
+	// succeed within the SLO (calls).
 	HealthyLost int
+	// HealthyShed counts those of them that the contender refused itself
+	// (calls; see Shed).
+	HealthyShed int
 	// LimitInBand is the share of the limit samples from onset + 10 s to
 	// the end that are within ±20% of the worker count (ratio 0..1).
 	LimitInBand float64
@@ -111,9 +112,12 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	r.Bins = make([]Bin, nbins)
 	binLat := make([][]time.Duration, nbins)
 	var okLat, errLat, shedLat []time.Duration
-	good := 0
+	good, slo := 0, sc.slo()
 	for _, c := range calls {
 		b := min(nbins-1, int(c.at/time.Second))
+		if c.shed && healthySecond(sc, time.Duration(b)*time.Second) {
+			r.HealthyShed++
+		}
 		r.Bins[b].Offered++
 		r.EarlyAttempts += c.early
 		if !c.ok {
@@ -125,7 +129,7 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 		}
 		okLat = append(okLat, c.latency)
 		binLat[b] = append(binLat[b], c.latency)
-		if c.latency <= SLO {
+		if c.latency <= slo {
 			good++
 			r.Bins[b].Good++
 		}
@@ -152,19 +156,19 @@ func reduce(sc Scenario, name string, calls []call, samples []Sample, ds *Downst
 	if sc.Onset > 0 || sc.Recovery > 0 {
 		r.UnderCapacity = underCapacity(samples, sc.Onset, end)
 		r.LimitSettled = limitSettled(samples, sc.Onset, sc.Duration)
-		var n, in int
-		for _, s := range samples {
-			if s.T >= sc.Onset+10*time.Second && s.T < sc.Duration && s.Limit > 0 {
-				r.LimitLow, r.LimitHigh = min(r.LimitLow, s.Limit), max(r.LimitHigh, s.Limit)
-				n++
-				if inBand(s.Limit, s.Capacity) {
-					in++
-				}
+	}
+	var n, in int
+	for _, s := range samples {
+		if s.T >= sc.Onset+10*time.Second && s.T < sc.Duration && s.Limit > 0 {
+			r.LimitLow, r.LimitHigh = min(r.LimitLow, s.Limit), max(r.LimitHigh, s.Limit)
+			n++
+			if inBand(s.Limit, s.Capacity) {
+				in++
 			}
 		}
-		if n > 0 {
-			r.LimitInBand = float64(in) / float64(n)
-		}
+	}
+	if n > 0 {
+		r.LimitInBand = float64(in) / float64(n)
 	}
 	if r.LimitLow == math.MaxInt {
 		r.LimitLow = 0
@@ -222,10 +226,10 @@ func limitSettled(samples []Sample, onset, end time.Duration) time.Duration {
 // and until 2 s before the onset (S2's offered load reaches the capacity
 // at its onset), from 5 s after recovery to the end, and, where the
 // trouble leaves capacity to spare (Scenario.Spare), from 5 s after the
-// onset to the end.
+// onset to the end; never in a saturated scenario (Scenario.Saturated).
 func healthySecond(sc Scenario, t time.Duration) bool {
 	switch {
-	case t < 2*time.Second:
+	case sc.Saturated || t < 2*time.Second:
 		return false
 	case sc.Onset > 0 && t < sc.Onset-2*time.Second:
 		return true

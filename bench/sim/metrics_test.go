@@ -107,7 +107,7 @@ func TestReduce(t *testing.T) {
 	}
 	calls = append(calls,
 		call{at: 1 * sec, latency: 1500 * time.Millisecond, ok: true}, // a success over the SLO: not good
-		call{at: 1 * sec, latency: SLO, ok: true},                     // at the SLO: good
+		call{at: 1 * sec, latency: DefaultSLO, ok: true},              // at the SLO: good
 		call{at: 3 * sec, latency: 3 * sec},                           // the deadline: failed, not shed
 		call{at: 3 * sec, latency: 5 * sec},                           // failed, not shed
 	)
@@ -135,7 +135,21 @@ func TestReduce(t *testing.T) {
 	}
 	// 102 successes: by nearest rank the p99 is the 101st, the one at the
 	// SLO; the one over it is beyond.
-	if r.P99 != SLO || r.P50 != 50*time.Millisecond {
+	if r.P99 != DefaultSLO || r.P50 != 50*time.Millisecond {
 		t.Errorf("P50, P99 = %v, %v, want 50ms, 1s", r.P50, r.P99)
+	}
+	// No onset: every second from 2 s is healthy, so the 200 refusals
+	// and the 2 failures at 3 s are healthy calls shed and lost.
+	if r.HealthyShed != 200 || r.HealthyLost != 202 {
+		t.Errorf("HealthyShed, HealthyLost = %d, %d, want 200, 202", r.HealthyShed, r.HealthyLost)
+	}
+	sc.Saturated = true
+	if r := reduce(sc, "c", calls, nil, ds); r.HealthyShed != 0 || r.HealthyLost != 0 {
+		t.Errorf("saturated: HealthyShed, HealthyLost = %d, %d, want 0, 0", r.HealthyShed, r.HealthyLost)
+	}
+	// A 2 s SLO makes the success at 1.5 s good too.
+	sc.SLO = 2 * sec
+	if r := reduce(sc, "c", calls, nil, ds); r.Goodput != 25.5 {
+		t.Errorf("SLO 2 s: Goodput = %v, want 25.5", r.Goodput)
 	}
 }

@@ -15,24 +15,39 @@ import (
 )
 
 // WritePlot writes a PNG of scenario sc's runs to path: four panels over
-// simulated time, one line per contender: the concurrency limit, the
-// downstream's in-flight count (with its worker count dashed), the p99
-// latency of successes and the goodput (with the offered load dashed), the
-// last two per one-second arrival bin.
+// simulated time, one line per contender: the concurrency limit (in a
+// fleet, the sum of the gates' limits), the downstream's in-flight count
+// (with its worker count dashed), the p99 latency of successes and the
+// goodput (with the offered load dashed), the last two per one-second
+// arrival bin. A limit or worker count of an unlimited downstream (10,000)
+// is left out, as it would flatten the other lines.
 func WritePlot(path string, sc Scenario, rs []*Result) error {
+	limitTitle := "concurrency limit"
+	if g := sc.gates(); g > 1 {
+		limitTitle = fmt.Sprintf("concurrency limit (sum over the %d gates)", g)
+	}
+	scaled := func(n int) float64 {
+		if n >= unlimited {
+			return math.NaN()
+		}
+		return float64(n)
+	}
+	if sc.Phases[0].Workers >= unlimited {
+		limitTitle += fmt.Sprintf(" (the oracle's, %d, not drawn)", unlimited)
+	}
 	panels := []struct {
 		title, y string
 		series   func(*Result) plotter.XYs
 		ref      func(*Result) plotter.XYs // dashed reference line, from the first result
 		refName  string
 	}{
-		{"concurrency limit", "calls", func(r *Result) plotter.XYs {
-			return samples(r, func(s Sample) float64 { return float64(s.Limit) })
+		{limitTitle, "calls", func(r *Result) plotter.XYs {
+			return samples(r, func(s Sample) float64 { return scaled(s.Limit) })
 		}, nil, ""},
 		{"downstream in-flight", "calls", func(r *Result) plotter.XYs {
 			return samples(r, func(s Sample) float64 { return float64(s.InFlight) })
 		}, func(r *Result) plotter.XYs {
-			return samples(r, func(s Sample) float64 { return float64(s.Capacity) })
+			return samples(r, func(s Sample) float64 { return scaled(s.Capacity) })
 		}, "workers"},
 		{"p99 latency of successes (by arrival second)", "ms", func(r *Result) plotter.XYs {
 			return bins(r, func(b Bin) float64 {
@@ -42,7 +57,7 @@ func WritePlot(path string, sc Scenario, rs []*Result) error {
 				return float64(b.P99) / float64(time.Millisecond)
 			})
 		}, nil, ""},
-		{"goodput: successes within 1 s (by arrival second)", "calls/s", func(r *Result) plotter.XYs {
+		{fmt.Sprintf("goodput: successes within %v (by arrival second)", sc.slo()), "calls/s", func(r *Result) plotter.XYs {
 			return bins(r, func(b Bin) float64 { return float64(b.Good) })
 		}, func(r *Result) plotter.XYs {
 			return bins(r, func(b Bin) float64 { return float64(b.Offered) })
@@ -57,14 +72,18 @@ func WritePlot(path string, sc Scenario, rs []*Result) error {
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 		if pn.ref != nil {
-			l, err := plotter.NewLine(pn.ref(rs[0]))
-			if err != nil {
-				return err
+			for k, seg := range segments(pn.ref(rs[0])) {
+				l, err := plotter.NewLine(seg)
+				if err != nil {
+					return err
+				}
+				l.Color = color.Gray{Y: 120}
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				p.Add(l)
+				if k == 0 {
+					p.Legend.Add(pn.refName, l)
+				}
 			}
-			l.Color = color.Gray{Y: 120}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			p.Legend.Add(pn.refName, l)
 		}
 		for j, r := range rs {
 			for k, seg := range segments(pn.series(r)) {
