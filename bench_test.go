@@ -2,6 +2,7 @@ package floodgate
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -70,14 +71,15 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
-// BenchmarkShed is the time to return ErrShed when the limit is full.
+// BenchmarkShed is the time to return the gate's shared ErrShed *Error
+// when the limit is full, and to test it with errors.Is.
 func BenchmarkShed(b *testing.B) {
 	g := mustGate(b, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}))
 	ctx := context.Background()
 	g.Limiter().Acquire() // hold the only slot
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := g.Guard(ctx, ok); err != ErrShed {
+		if err := g.Guard(ctx, ok); !errors.Is(err, ErrShed) {
 			b.Fatal(err)
 		}
 	}

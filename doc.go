@@ -47,10 +47,37 @@
 //
 // # Errors
 //
-// Guard returns nil, fn's own error (when it was not retried), [ErrShed], or
-// an [*Error] that wraps a reason ([ErrOpen], [ErrBudgetExhausted],
-// [ErrDeadline], [ErrWaitTooLong], [ErrShed], a context error) and the last attempt's error.
-// [RetryAfter] reads the retry-after hint from any of them. Mark errors with
+// One rule: every refusal and every failed call that made more than one
+// attempt returns an [*Error] with a non-nil Reason; a call whose only
+// attempt failed with an error that is never retried (permanent, unknown,
+// the caller's cancellation: see [retry.Classify]) returns fn's error as it
+// is; fn's own error is always reachable with errors.Is and errors.As.
+// [RetryAfter] reads the retry-after hint from any of them.
+//
+//	path                                         Guard returns         Reason
+//	an attempt succeeded                         nil                   -
+//	fn's only attempt: an error never retried    fn's error, as it is  -
+//	shed, first attempt                          the Gate's shared     ErrShed
+//	                                             *Error (read-only)
+//	shed, a retry                                *Error                ErrShed
+//	breaker open                                 *Error                ErrOpen
+//	deadline passed before an attempt            *Error                the context's error, or
+//	                                                                   ErrDeadline (Timeout's)
+//	next wait would outlast the deadline         *Error                ErrDeadline
+//	server's hint longer than MaxDelay           *Error                ErrWaitTooLong
+//	retry budget empty                           *Error                ErrBudgetExhausted
+//	MaxAttempts made (1 included), error         *Error                ErrAttemptsExhausted
+//	  retryable
+//	non-idempotent call without a key, error     *Error                ErrNotRetried
+//	  retryable
+//	a retry failed with an error never retried   *Error                ErrNotRetried, or
+//	                                                                   context.Canceled
+//	the context ended during a wait              *Error                the context's error
+//
+// An inner Gate's refusal before any attempt reached the downstream (shed,
+// breaker open) is [retry.ClassRefused] to an outer Gate ([Error.RetryClass]),
+// every other *Error [retry.ClassFailure] or [retry.ClassCanceled]: an outer
+// Gate never retries an inner Gate's error. Mark errors with
 // [retry.Permanent], [retry.Transient] and [retry.Overload] so that Guard
 // knows which to retry.
 package floodgate

@@ -22,6 +22,7 @@ type Gate struct {
 	budget  *retry.Budget
 	obs     Observer  // nil: no observer calls, no extra clock reads
 	base    time.Time // monotonic origin: attempt starts are base + time.Since(base)
+	shed    *Error    // returned, shared, for every call shed at its first attempt
 }
 
 // New returns a Gate named name (used in errors and by the breaker's
@@ -48,9 +49,6 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
-	if cfg.retry.Classify == nil {
-		cfg.retry.Classify = classify
-	}
 	p, err := retry.New(cfg.retry)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
@@ -61,7 +59,8 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
-	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer, base: time.Now()}
+	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer, base: time.Now(),
+		shed: &Error{Gate: name, Reason: ErrShed}}
 	if g.obs != nil {
 		if err := g.obs.Attach(g); err != nil {
 			return nil, fmt.Errorf("floodgate: gate %q: observer: %w", name, err)
@@ -76,19 +75,11 @@ func New(name string, opts ...Option) (*Gate, error) {
 // attempt's context, limiter release with the RTT, breaker record. Nothing
 // is held while waiting between attempts.
 //
-// It returns nil when an attempt succeeds. Otherwise:
-//   - [ErrShed] itself when the first attempt was shed by the limiter;
-//   - an error, without calling anything, when ctx or fn is nil;
-//   - fn's error unchanged when the first attempt's error is not retried
-//     (permanent, unknown, the caller cancelled) or MaxAttempts is 1;
-//   - an [*Error] in every other case: the breaker was open ([ErrOpen],
-//     with the time until the next probe as its hint), the budget was
-//     empty ([ErrBudgetExhausted]), the next wait would outlast the
-//     deadline ([ErrDeadline], at once, with the server's hint), the
-//     server's hint was longer than MaxDelay ([ErrWaitTooLong]), the
-//     context ended during a wait, a later attempt was shed, or the
-//     attempts were used up ([ErrAttemptsExhausted]). It wraps the last
-//     attempt's error.
+// It returns nil when an attempt succeeds; fn's error as it is when fn's
+// only attempt failed with an error that is never retried; otherwise an
+// [*Error] with a non-nil Reason that wraps fn's last error (the package
+// doc's table lists every path), and an error, without calling anything,
+// when ctx or fn is nil.
 //
 // If fn (or a custom classifier) panics, its slot is released, the breaker
 // records a failure, and the panic goes on to the caller.
@@ -115,7 +106,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		if !g.limiter.Acquire() {
 			g.breaker.Done(permit, breaker.Ignore, 0, time.Time{})
 			if attempt == 0 {
-				return g.finish(ErrShed, OutcomeShed, 0, first, first)
+				return g.finish(g.shed, OutcomeShed, 0, first, first)
 			}
 			g.budget.Refund()
 			return g.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
@@ -151,7 +142,11 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if err == nil {
 				return g.finish(nil, OutcomeSuccess, attempt+1, first, end)
 			}
-			return g.finish(err, OutcomeFailure, attempt+1, first, end) // a custom classifier's success
+			if attempt == 0 { // a custom classifier's success: not retried
+				return g.finish(err, OutcomeFailure, 1, first, end)
+			}
+			return g.finish(&Error{Gate: g.name, Reason: ErrNotRetried, Last: err, Attempts: attempt + 1},
+				OutcomeFailure, attempt+1, first, end)
 		}
 		var blocked error
 		if g.breaker.OpenAt(end) {
@@ -167,14 +162,19 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			case hasDeadline && !end.Before(deadline):
 				o = OutcomeDeadline // the last attempt ran into the call's deadline
 			}
-			if d.Stop == nil && attempt == 0 {
-				return g.finish(err, o, 1, first, end)
-			}
-			hint := d.Hint
-			if d.Stop == ErrOpen {
+			reason, hint := d.Stop, d.Hint
+			switch {
+			case reason == ErrOpen:
 				hint = g.breaker.RetryIn()
+			case reason != nil:
+			case attempt == 0: // fn's only attempt, with an error that is never retried
+				return g.finish(err, o, 1, first, end)
+			case class == retry.ClassCanceled:
+				reason = context.Canceled
+			default:
+				reason = ErrNotRetried
 			}
-			return g.finish(&Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint},
+			return g.finish(&Error{Gate: g.name, Reason: reason, Last: err, Attempts: attempt + 1, Hint: hint},
 				o, attempt+1, first, end)
 		}
 		last = err
@@ -272,18 +272,6 @@ var breakerOutcome = [...]breaker.Outcome{
 }
 
 var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")
-
-// classify is a Gate's default classifier: [retry.Classify], and
-// ClassRefused for ErrShed itself, which an inner Gate returns, bare, when
-// its limiter sheds a first attempt (every other refusal comes as an
-// *Error, whose RetryClass says so). A custom retry.Config.Classify
-// replaces it whole.
-func classify(err error) retry.Class {
-	if err == ErrShed {
-		return retry.ClassRefused
-	}
-	return retry.Classify(err)
-}
 
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -43,14 +43,18 @@ func TestReturnsAtOnceWhenWaitOutlastsDeadline(t *testing.T) {
 		err       error
 		within    time.Duration // after the failed attempt
 		wantHint  time.Duration
+		reason    error
 	}{
+		// A hint longer than MaxDelay (10 s) is ErrWaitTooLong whatever the deadline.
 		{name: "Retry-After 3600 s, deadline 5 s", deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
-			err: retry.Overload(errUpstream, 3600*time.Second), within: 10 * time.Millisecond, wantHint: 3600 * time.Second},
+			err: retry.Overload(errUpstream, 3600*time.Second), within: 10 * time.Millisecond, wantHint: 3600 * time.Second, reason: ErrWaitTooLong},
+		{name: "Retry-After 8 s, deadline 5 s", deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
+			err: retry.Overload(errUpstream, 8*time.Second), within: 10 * time.Millisecond, wantHint: 8 * time.Second, reason: ErrDeadline},
 		{name: "backoff 10 s, deadline 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second},
 			deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
-			err: retry.Transient(errUpstream), within: 0},
+			err: retry.Transient(errUpstream), within: 0, reason: ErrDeadline},
 		{name: "backoff 10 s, Timeout option 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second, Timeout: 5 * time.Second},
-			failAfter: 100 * time.Millisecond, err: retry.Transient(errUpstream), within: 0},
+			failAfter: 100 * time.Millisecond, err: retry.Transient(errUpstream), within: 0, reason: ErrDeadline},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -77,8 +81,8 @@ func TestReturnsAtOnceWhenWaitOutlastsDeadline(t *testing.T) {
 				if attempts != 1 {
 					t.Errorf("%d attempts, want 1", attempts)
 				}
-				if !errors.Is(err, errUpstream) || !errors.Is(err, ErrDeadline) {
-					t.Errorf("err = %v, want it to wrap the last error and ErrDeadline", err)
+				if !errors.Is(err, errUpstream) || !errors.Is(err, tc.reason) {
+					t.Errorf("err = %v, want it to wrap the last error and %v", err, tc.reason)
 				}
 				if hint, _ := RetryAfter(err); hint != tc.wantHint {
 					t.Errorf("hint %v, want %v", hint, tc.wantHint)
@@ -231,8 +235,8 @@ func TestOpenBreakerShortCircuitsRetries(t *testing.T) {
 	})
 }
 
-// Shedding is immediate, returns ErrShed itself on the first attempt, and
-// does not count against the breaker.
+// Shedding is immediate, returns an *Error with Reason ErrShed (the gate's
+// shared one, on the first attempt), and does not count against the breaker.
 func TestShedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}),
@@ -246,7 +250,8 @@ func TestShedAtOnce(t *testing.T) {
 		synctest.Wait()
 		start := time.Now()
 		err := g.Guard(context.Background(), func(context.Context) error { return nil })
-		if err != ErrShed || time.Since(start) != 0 {
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != ErrShed || e.Attempts != 0 || time.Since(start) != 0 {
 			t.Errorf("err = %v after %v, want ErrShed at once", err, time.Since(start))
 		}
 		close(release)
