@@ -56,6 +56,8 @@
 //
 //	path                                         Guard returns         Reason
 //	an attempt succeeded                         nil                   -
+//	nil Gate, ctx or fn (nothing is touched)     *Error                ErrNilArgument
+//	ctx ended before the call (nothing touched)  *Error                the context's error
 //	fn's only attempt: an error never retried    fn's error, as it is  -
 //	shed, first attempt                          the Gate's shared     ErrShed
 //	                                             *Error (read-only)

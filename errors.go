@@ -41,6 +41,9 @@ var (
 	// or after a non-idempotent call's only attempt failed with an error
 	// that would otherwise be retried.
 	ErrNotRetried = retry.ErrNotRetried
+	// ErrNilArgument: Guard or Do was called with a nil Gate, ctx or fn;
+	// nothing was called and no layer was touched.
+	ErrNilArgument = errors.New("floodgate: nil Gate, ctx or fn")
 )
 
 // Error is the error Guard returns for every refusal and for every failed
@@ -61,8 +64,8 @@ type Error struct {
 	// Gate is the name of the gate.
 	Gate string
 	// Reason is ErrShed, ErrOpen, ErrAttemptsExhausted,
-	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong, ErrNotRetried or
-	// the context's error (context.Canceled, context.DeadlineExceeded);
+	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong, ErrNotRetried,
+	// ErrNilArgument or the context's error (context.Canceled, context.DeadlineExceeded);
 	// never nil in an Error that Guard returns.
 	Reason error
 	// Last is the last attempt's error; nil when no attempt reached the
@@ -117,7 +120,7 @@ func (e *Error) Unwrap() []error {
 // allocation; for any other target errors.Is goes on through Unwrap.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotRetried:
+	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotRetried, ErrNilArgument:
 		return e.Reason == target
 	}
 	return false

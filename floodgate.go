@@ -78,14 +78,23 @@ func New(name string, opts ...Option) (*Gate, error) {
 // It returns nil when an attempt succeeds; fn's error as it is when fn's
 // only attempt failed with an error that is never retried; otherwise an
 // [*Error] with a non-nil Reason that wraps fn's last error (the package
-// doc's table lists every path), and an error, without calling anything,
-// when ctx or fn is nil.
+// doc's table lists every path). Without touching any layer (no slot, no
+// breaker permit, no budget deposit: the call never starts), it returns an
+// *Error with Reason [ErrNilArgument] when g, ctx or fn is nil, and one
+// with the context's error as its Reason when ctx has already ended
+// (cancelled, or its deadline passed).
 //
 // If fn (or a custom classifier) panics, its slot is released, the breaker
 // records a failure, and the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
+	if g == nil {
+		return &Error{Reason: ErrNilArgument}
+	}
 	if fn == nil || ctx == nil {
-		return g.finish(errNilArg, OutcomeFailure, 0, time.Time{}, time.Time{})
+		return g.finish(&Error{Gate: g.name, Reason: ErrNilArgument}, OutcomeFailure, 0, time.Time{}, time.Time{})
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up before the call: it never starts
+		return g.finish(&Error{Gate: g.name, Reason: err}, outcomeOf(err), 0, time.Time{}, time.Time{})
 	}
 	g.budget.Deposit()
 	var (
@@ -179,6 +188,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		}
 		last = err
 		if err := sleep(ctx, d.Wait); err != nil {
+			g.budget.Refund() // the retry's token: the caller gave up before it reached the downstream
 			return g.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
 				outcomeOf(err), attempt+1, first, end)
 		}
@@ -271,8 +281,6 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassRefused:   breaker.Ignore,
 }
 
-var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")
-
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -289,9 +297,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Do is Guard for a function that returns a value: it returns the value of
-// the attempt that succeeded, or T's zero value and Guard's error.
+// the attempt that succeeded, or T's zero value and Guard's error (an
+// *Error with Reason [ErrNilArgument], without calling anything, when g,
+// ctx or fn is nil, as Guard does).
 func Do[T any](ctx context.Context, g *Gate, fn func(context.Context) (T, error)) (T, error) {
 	var out T
+	if fn == nil {
+		return out, g.Guard(ctx, nil)
+	}
 	err := g.Guard(ctx, func(ctx context.Context) error {
 		v, err := fn(ctx)
 		if err == nil {

@@ -124,6 +124,15 @@ func TestOutcomeOfEveryReturnPath(t *testing.T) {
 			want: OutcomeDeadline, wantAttempts: 0, wantDur: 0,
 		},
 		{
+			name: "context cancelled before the call",
+			run: func(t *testing.T, g *Gate) error {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return g.Guard(ctx, func(context.Context) error { t.Error("fn called"); return nil })
+			},
+			want: OutcomeCanceled, wantAttempts: 0, wantDur: 0,
+		},
+		{
 			name: "next wait would outlast the deadline",
 			opts: []Option{WithRetry(retry.Config{Rand: maxWait, Timeout: 50 * time.Millisecond})},
 			run: func(t *testing.T, g *Gate) error {
