@@ -15,6 +15,7 @@ import (
 // Nor does the shed path.
 func TestSuccessPathAllocations(t *testing.T) {
 	g := mustGate(t)
+	observed := mustGate(t, WithObserver(nopObserver{}))
 	shed := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}))
 	shed.Limiter().Acquire() // hold the only slot
 	ctx := context.Background()
@@ -26,6 +27,7 @@ func TestSuccessPathAllocations(t *testing.T) {
 	}{
 		{"Guard", func() { _ = g.Guard(ctx, ok) }, 0},
 		{"Do", func() { _, _ = Do(ctx, g, fn) }, 0},
+		{"Guard with an observer (its Call deferred)", func() { _ = observed.Guard(ctx, ok) }, 0},
 		// the gate's shared *Error, and errors.Is matching its Reason without Unwrap
 		{"Guard shed, errors.Is", func() { _ = errors.Is(shed.Guard(ctx, ok), ErrShed) }, 0},
 	} {

@@ -25,6 +25,27 @@ func BenchmarkGuard(b *testing.B) {
 	}
 }
 
+// nopObserver is an Observer that does nothing, to time Guard's observer
+// calls themselves.
+type nopObserver struct{}
+
+func (nopObserver) Attach(*Gate) error                       { return nil }
+func (nopObserver) Attempt(bool, time.Duration)              {}
+func (nopObserver) Call(Outcome, int, time.Duration)         {}
+func (nopObserver) StateChange(breaker.State, breaker.State) {}
+
+// BenchmarkGuardObserved is the success path with an observer installed.
+func BenchmarkGuardObserved(b *testing.B) {
+	g := mustGate(b, WithObserver(nopObserver{}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := g.Guard(ctx, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGuardParallel is the success path from every P at once.
 func BenchmarkGuardParallel(b *testing.B) {
 	g := mustGate(b, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1 << 20, MaxLimit: 1 << 20}))

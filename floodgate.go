@@ -84,22 +84,28 @@ func New(name string, opts ...Option) (*Gate, error) {
 // with the context's error as its Reason when ctx has already ended
 // (cancelled, or its deadline passed).
 //
-// If fn (or a custom classifier) panics, its slot is released, the breaker
-// records a failure, and the panic goes on to the caller.
+// If fn (or a custom classifier) panics or calls runtime.Goexit, its slot
+// is released, the breaker records a failure, the observer is told of a
+// failed call, and the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
 	if g == nil {
 		return &Error{Reason: ErrNilArgument}
 	}
+	var c call
+	if g.obs != nil {
+		// Deferred, so that a call that does not return (fn, a classifier
+		// or a callback panicked, or fn called runtime.Goexit) is reported too.
+		defer g.observe(&c)
+	}
 	if fn == nil || ctx == nil {
-		return g.finish(&Error{Gate: g.name, Reason: ErrNilArgument}, OutcomeFailure, 0, time.Time{}, time.Time{})
+		return c.finish(&Error{Gate: g.name, Reason: ErrNilArgument}, OutcomeFailure, 0, time.Time{})
 	}
 	if err := ctx.Err(); err != nil { // the caller gave up before the call: it never starts
-		return g.finish(&Error{Gate: g.name, Reason: err}, outcomeOf(err), 0, time.Time{}, time.Time{})
+		return c.finish(&Error{Gate: g.name, Reason: err}, outcomeOf(err), 0, time.Time{})
 	}
 	g.budget.Deposit()
 	var (
 		last        error
-		first       time.Time
 		deadline    time.Time
 		hasDeadline bool
 	)
@@ -109,24 +115,24 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if attempt > 0 {
 				g.budget.Refund() // the retry's token: it never reached the downstream
 			}
-			return g.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
-				OutcomeOpen, attempt, first, time.Time{})
+			return c.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
+				OutcomeOpen, attempt, time.Time{})
 		}
 		if !g.limiter.Acquire() {
 			g.breaker.Done(permit, breaker.Ignore, 0, time.Time{})
 			if attempt == 0 {
-				return g.finish(g.shed, OutcomeShed, 0, first, first)
+				return c.finish(g.shed, OutcomeShed, 0, time.Time{})
 			}
 			g.budget.Refund()
-			return g.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
-				OutcomeShed, attempt, first, time.Time{})
+			return c.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
+				OutcomeShed, attempt, time.Time{})
 		}
 		// One monotonic clock read: time.Now would also read the wall clock
 		// (39 ns against 22 ns here); every use of start compares or
 		// subtracts, which uses the monotonic reading.
 		start := g.base.Add(time.Since(g.base))
 		if attempt == 0 {
-			first = start
+			c.first = start
 			deadline, hasDeadline = g.retry.Deadline(ctx, start)
 		}
 		if hasDeadline && !start.Before(deadline) {
@@ -140,22 +146,23 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if reason == nil {
 				reason = ErrDeadline
 			}
-			return g.finish(&Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt},
-				outcomeOf(reason), attempt, first, start)
+			return c.finish(&Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt},
+				outcomeOf(reason), attempt, start)
 		}
+		c.attempts = attempt + 1 // reaches the downstream
 		class, end, err := g.attempt(ctx, fn, permit, attempt > 0, start, deadline, hasDeadline)
 		if class == retry.ClassRefused && attempt > 0 {
 			g.budget.Refund() // an inner Gate refused the retry: it never reached the downstream
 		}
 		if class == retry.ClassSuccess {
 			if err == nil {
-				return g.finish(nil, OutcomeSuccess, attempt+1, first, end)
+				return c.finish(nil, OutcomeSuccess, attempt+1, end)
 			}
 			if attempt == 0 { // a custom classifier's success: not retried
-				return g.finish(err, OutcomeFailure, 1, first, end)
+				return c.finish(err, OutcomeFailure, 1, end)
 			}
-			return g.finish(&Error{Gate: g.name, Reason: ErrNotRetried, Last: err, Attempts: attempt + 1},
-				OutcomeFailure, attempt+1, first, end)
+			return c.finish(&Error{Gate: g.name, Reason: ErrNotRetried, Last: err, Attempts: attempt + 1},
+				OutcomeFailure, attempt+1, end)
 		}
 		var blocked error
 		if g.breaker.OpenAt(end) {
@@ -177,44 +184,55 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 				hint = g.breaker.RetryIn()
 			case reason != nil:
 			case attempt == 0: // fn's only attempt, with an error that is never retried
-				return g.finish(err, o, 1, first, end)
+				return c.finish(err, o, 1, end)
 			case class == retry.ClassCanceled:
 				reason = context.Canceled
 			default:
 				reason = ErrNotRetried
 			}
-			return g.finish(&Error{Gate: g.name, Reason: reason, Last: err, Attempts: attempt + 1, Hint: hint},
-				o, attempt+1, first, end)
+			return c.finish(&Error{Gate: g.name, Reason: reason, Last: err, Attempts: attempt + 1, Hint: hint},
+				o, attempt+1, end)
 		}
 		last = err
 		if err := sleep(ctx, d.Wait); err != nil {
 			g.budget.Refund() // the retry's token: the caller gave up before it reached the downstream
-			return g.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
-				outcomeOf(err), attempt+1, first, end)
+			return c.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
+				outcomeOf(err), attempt+1, end)
 		}
 	}
 }
 
-// finish reports a call's end to the observer, if any, and returns err.
-// first is the start of the first attempt and end the end of the last
-// (only read when attempts > 0).
-func (g *Gate) finish(err error, o Outcome, attempts int, first, end time.Time) error {
-	if g.obs != nil {
-		g.observeCall(o, attempts, first, end)
-	}
+// call is what a Guard call reports to the observer as it returns.
+type call struct {
+	o        Outcome
+	attempts int       // attempts that reached the downstream
+	first    time.Time // start of the first attempt
+	end      time.Time // end of the last attempt, for a success
+	returned bool      // false: fn, a classifier or a callback panicked, or fn called runtime.Goexit
+}
+
+// finish records how the call ended and returns err.
+func (c *call) finish(err error, o Outcome, attempts int, end time.Time) error {
+	c.o, c.attempts, c.end, c.returned = o, attempts, end, true
 	return err
 }
 
-func (g *Gate) observeCall(o Outcome, attempts int, first, end time.Time) {
+// observe tells the observer of the call, once, as Guard returns or
+// unwinds: a call that did not return is a failure with the attempts
+// made so far.
+func (g *Gate) observe(c *call) {
+	if !c.returned {
+		c.o = OutcomeFailure
+	}
 	var d time.Duration
 	switch {
-	case attempts == 0:
-	case o == OutcomeSuccess:
-		d = end.Sub(first)
+	case c.attempts == 0:
+	case c.o == OutcomeSuccess:
+		d = c.end.Sub(c.first)
 	default:
-		d = time.Since(first) // failure paths only: includes any wait
+		d = time.Since(c.first) // failure paths only: includes any wait
 	}
-	g.obs.Call(o, attempts, d)
+	g.obs.Call(c.o, c.attempts, d)
 }
 
 // attempt runs fn once inside a limiter slot and a breaker permit, and

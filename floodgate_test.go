@@ -561,8 +561,8 @@ func TestNilArguments(t *testing.T) {
 	}{
 		{"Do, nil fn", func(g *Gate) error { _, err := Do[int](ctx, g, nil); return err }},
 		{"Guard, nil fn", func(g *Gate) error { return g.Guard(ctx, nil) }},
-		//lint:ignore SA1012 a nil ctx is the misuse under test
 		{"Do, nil ctx", func(g *Gate) error {
+			//lint:ignore SA1012 a nil ctx is the misuse under test
 			_, err := Do(nil, g, func(context.Context) (int, error) { return 1, nil })
 			return err
 		}},
