@@ -35,6 +35,26 @@
 // of its own shared by all calls; it reads the clock twice per attempt
 // (gobreaker reads it twice more).
 //
+// # Whose deadline
+//
+// What ends a call before the downstream answers decides what the breaker
+// and the limiter learn from it. One rule: an attempt cut by the call's
+// deadline (the context's, or retry.Config.Timeout's) counts as a failure
+// for the breaker and a drop for the limiter only if it ran at least the
+// downstream's normal latency, min(the limiter's RecentRTT, the breaker's
+// SlowCall) (SlowCall before the first window with successes); cut
+// sooner, it says nothing about the downstream and both ignore it. An
+// attempt cut by retry.Config.AttemptTimeout always counts: it held a slot
+// for nothing. A context that ended before the call is refused before any
+// layer is touched (no slot, no permit, no budget deposit).
+//
+//	case (issue 13)                                           breaker, limiter
+//	8 callers with 1 ms deadlines, healthy 2 ms downstream    ignore: stays closed,
+//	                                                          patient callers served
+//	deadline 1 s only, downstream 100 ms -> 2 s (S1, 20×)     failures, drops:
+//	                                                          limit 20 -> 1, opens
+//	                                                          9.1 s after the onset
+//
 // # Observing
 //
 // [WithObserver] installs an [Observer] that is told of every attempt,

@@ -23,6 +23,9 @@ type Gate struct {
 	obs     Observer  // nil: no observer calls, no extra clock reads
 	base    time.Time // monotonic origin: attempt starts are base + time.Since(base)
 	shed    *Error    // returned, shared, for every call shed at its first attempt
+	// slowCall is the breaker's SlowCall: the longest an attempt cut by
+	// the call's deadline must have run to count (see normalRTT).
+	slowCall time.Duration
 }
 
 // New returns a Gate named name (used in errors and by the breaker's
@@ -60,7 +63,10 @@ func New(name string, opts ...Option) (*Gate, error) {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
 	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer, base: time.Now(),
-		shed: &Error{Gate: name, Reason: ErrShed}}
+		shed: &Error{Gate: name, Reason: ErrShed}, slowCall: cfg.breaker.SlowCall}
+	if g.slowCall == 0 {
+		g.slowCall = breaker.DefaultSlowCall
+	}
 	if g.obs != nil {
 		if err := g.obs.Attach(g); err != nil {
 			return nil, fmt.Errorf("floodgate: gate %q: observer: %w", name, err)
@@ -269,14 +275,33 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	}
 	end = start.Add(rtt)
 	reported = true
+	bo, lo := breakerOutcome[class], limiterOutcome[class]
+	if bo == breaker.Failure && hasDeadline && !end.Before(deadline) && rtt < g.normalRTT() {
+		// Cut by the call's deadline (the caller's or Timeout, not
+		// AttemptTimeout) before the downstream's normal latency: it says
+		// nothing about the downstream.
+		bo, lo = breaker.Ignore, adaptive.Ignore
+	}
 	// deferred so that the permit is reported even if a limit-change
 	// callback panics in Release (the slot is given back before it runs)
-	defer g.breaker.Done(permit, breakerOutcome[class], rtt, end)
-	g.limiter.Release(start, rtt, limiterOutcome[class])
+	defer g.breaker.Done(permit, bo, rtt, end)
+	g.limiter.Release(start, rtt, lo)
 	if g.obs != nil {
 		g.obs.Attempt(isRetry, rtt)
 	}
 	return class, end, err
+}
+
+// normalRTT is the downstream's normal latency, for the rule on attempts
+// cut by the call's deadline: the limiter's RecentRTT (the mean RTT of the
+// last window's successes), at most the breaker's SlowCall (a call that
+// long is slow whatever the history), and SlowCall before the first
+// window with successes.
+func (g *Gate) normalRTT() time.Duration {
+	if r := g.limiter.RecentRTT(); r > 0 && r < g.slowCall {
+		return r
+	}
+	return g.slowCall
 }
 
 var limiterOutcome = [...]adaptive.Outcome{

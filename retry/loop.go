@@ -53,12 +53,18 @@ type Config struct {
 	// AttemptTimeout bounds each attempt: it gets min(AttemptTimeout, time
 	// left before the deadline). Default 0: no bound of its own, only the
 	// deadline. Range 0 or [1 ms, 1 h]. A bound costs context.WithDeadline's
-	// allocations per attempt.
+	// allocations per attempt. In a floodgate Gate an attempt cut by
+	// AttemptTimeout always counts as a failure for the breaker and a drop
+	// for the limiter; one cut by the call's deadline (Timeout or the
+	// context's) counts only if it ran at least the downstream's normal
+	// latency (the package floodgate doc, "Whose deadline").
 	AttemptTimeout time.Duration
 
 	// Timeout is the call's overall deadline, counted from the start of its
 	// first attempt; the context's deadline wins if earlier. Default 0: the
-	// context's deadline only. Range 0 or [1 ms, 24 h].
+	// context's deadline only. Range 0 or [1 ms, 24 h]. It is a deadline
+	// of the call, like the context's: see AttemptTimeout for how an
+	// attempt cut by it counts.
 	Timeout time.Duration
 
 	// Classify maps an attempt's error to its Class. nil uses [Classify];
