@@ -134,6 +134,15 @@ func TestOutcomeOfEveryReturnPath(t *testing.T) {
 			want: OutcomeCanceled, wantAttempts: 0, wantDur: 0,
 		},
 		{
+			name: "non-idempotent call runs into the caller's deadline",
+			run: func(t *testing.T, g *Gate) error {
+				ctx, cancel := context.WithTimeout(retry.NonIdempotent(context.Background()), 10*time.Millisecond)
+				defer cancel()
+				return g.Guard(ctx, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+			},
+			want: OutcomeDeadline, wantAttempts: 1, wantDur: 10 * time.Millisecond,
+		},
+		{
 			name: "next wait would outlast the deadline",
 			opts: []Option{WithRetry(retry.Config{Rand: maxWait, Timeout: 50 * time.Millisecond})},
 			run: func(t *testing.T, g *Gate) error {
