@@ -67,11 +67,12 @@
 //
 // # Errors
 //
-// One rule: every refusal and every failed call that made more than one
-// attempt returns an [*Error] with a non-nil Reason; a call whose only
-// attempt failed with an error that is never retried (permanent, unknown,
-// the caller's cancellation: see [retry.Classify]) returns fn's error as it
-// is; fn's own error is always reachable with errors.Is and errors.As.
+// One rule: Guard returns fn's error as it is only when fn's only attempt
+// failed with an error of a class that is never retried (permanent,
+// unknown, the caller's cancellation: see [retry.Classify]); every other
+// failure (every refusal, every call that made more than one attempt, a
+// retryable error that was not retried) is an [*Error] with a non-nil
+// Reason; fn's own error is always reachable with errors.Is and errors.As.
 // [RetryAfter] reads the retry-after hint from any of them.
 //
 //	path                                         Guard returns         Reason

@@ -46,10 +46,11 @@ var (
 	ErrNilArgument = errors.New("floodgate: nil Gate, ctx or fn")
 )
 
-// Error is the error Guard returns for every refusal and for every failed
-// call that made more than one attempt (see the package doc's table). It
-// wraps both Reason and the last attempt's error, so errors.Is and
-// errors.As see through it.
+// Error is the error Guard returns for every failure but one whose only
+// attempt failed with an error that is never retried: every refusal, every
+// call that made more than one attempt, a retryable error that was not
+// retried (see the package doc's table). It wraps both Reason and the last
+// attempt's error, so errors.Is and errors.As see through it.
 //
 // The Error of a call shed at its first attempt is one value per Gate,
 // shared by every such call (so that shedding allocates nothing): treat

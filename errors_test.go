@@ -13,11 +13,10 @@ import (
 )
 
 // The package doc's rule, path by path (issue 13, defect 12: the shape
-// depended on the path): every refusal and every failed call that made
-// more than one attempt is an *Error with a non-nil Reason; fn's only
-// attempt failing with an error that is never retried returns that error
-// as it is; fn's error is always reachable with errors.Is. The "before"
-// column is what the trial saw.
+// depended on the path): fn's error comes back as it is only when fn's
+// only attempt failed with an error that is never retried; every other
+// failure is an *Error with a non-nil Reason; fn's error is always
+// reachable with errors.Is. The "before" column is what the trial saw.
 func TestErrorShapeOfEveryPath(t *testing.T) {
 	maxWait := func(k int64) int64 { return k - 1 }
 	second := func(first, then error) func(context.Context) error {

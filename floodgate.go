@@ -82,9 +82,9 @@ func New(name string, opts ...Option) (*Gate, error) {
 // is held while waiting between attempts.
 //
 // It returns nil when an attempt succeeds; fn's error as it is when fn's
-// only attempt failed with an error that is never retried; otherwise an
-// [*Error] with a non-nil Reason that wraps fn's last error (the package
-// doc's table lists every path). Without touching any layer (no slot, no
+// only attempt failed with an error of a class that is never retried;
+// otherwise an [*Error] with a non-nil Reason that wraps fn's last error
+// (the package doc's table lists every path). Without touching any layer (no slot, no
 // breaker permit, no budget deposit: the call never starts), it returns an
 // *Error with Reason [ErrNilArgument] when g, ctx or fn is nil, and one
 // with the context's error as its Reason when ctx has already ended
