@@ -113,6 +113,11 @@ func TestSlowdownWithOnlyCallerDeadlineStillTrips(t *testing.T) {
 	}{
 		{"S1-style: 20 callers, deadline 1 s, 100 ms -> 2 s", 20, time.Second, 100 * time.Millisecond, 2 * time.Second,
 			5 * time.Second, 20 * time.Second, 20, 12 * time.Second},
+		// Before the first window with successes the normal latency is the
+		// breaker's SlowCall (1 s): a downstream that hangs from the start
+		// is still caught by 2 s caller deadlines.
+		{"hangs from the start: 20 callers, deadline 2 s", 20, 2 * time.Second, 0, time.Hour,
+			0, 20 * time.Second, 20, 12 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -54,6 +54,8 @@
 //	deadline 1 s only, downstream 100 ms -> 2 s (S1, 20×)     failures, drops:
 //	                                                          limit 20 -> 1, opens
 //	                                                          9.1 s after the onset
+//	deadline 2 s only, downstream hangs from the start        failures, drops (SlowCall
+//	                                                          1 s): opens after 2 s
 //
 // # Observing
 //
