@@ -2,6 +2,7 @@ package floodgate
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -15,6 +16,27 @@ func ok(context.Context) error { return nil }
 // BenchmarkGuard is the success path of a Gate with default options.
 func BenchmarkGuard(b *testing.B) {
 	g := mustGate(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := g.Guard(ctx, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// nopObserver is an Observer that does nothing, to time Guard's observer
+// calls themselves.
+type nopObserver struct{}
+
+func (nopObserver) Attach(*Gate) error                       { return nil }
+func (nopObserver) Attempt(bool, time.Duration)              {}
+func (nopObserver) Call(Outcome, int, time.Duration)         {}
+func (nopObserver) StateChange(breaker.State, breaker.State) {}
+
+// BenchmarkGuardObserved is the success path with an observer installed.
+func BenchmarkGuardObserved(b *testing.B) {
+	g := mustGate(b, WithObserver(nopObserver{}))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -70,14 +92,15 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
-// BenchmarkShed is the time to return ErrShed when the limit is full.
+// BenchmarkShed is the time to return the gate's shared ErrShed *Error
+// when the limit is full, and to test it with errors.Is.
 func BenchmarkShed(b *testing.B) {
 	g := mustGate(b, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}))
 	ctx := context.Background()
 	g.Limiter().Acquire() // hold the only slot
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := g.Guard(ctx, ok); err != ErrShed {
+		if err := g.Guard(ctx, ok); !errors.Is(err, ErrShed) {
 			b.Fatal(err)
 		}
 	}

@@ -35,6 +35,28 @@
 // of its own shared by all calls; it reads the clock twice per attempt
 // (gobreaker reads it twice more).
 //
+// # Whose deadline
+//
+// What ends a call before the downstream answers decides what the breaker
+// and the limiter learn from it. One rule: an attempt cut by the call's
+// deadline (the context's, or retry.Config.Timeout's) counts as a failure
+// for the breaker and a drop for the limiter only if it ran at least the
+// downstream's normal latency, min(the limiter's RecentRTT, the breaker's
+// SlowCall) (SlowCall before the first window with successes); cut
+// sooner, it says nothing about the downstream and both ignore it. An
+// attempt cut by retry.Config.AttemptTimeout always counts: it held a slot
+// for nothing. A context that ended before the call is refused before any
+// layer is touched (no slot, no permit, no budget deposit).
+//
+//	case (issue 13)                                           breaker, limiter
+//	8 callers with 1 ms deadlines, healthy 2 ms downstream    ignore: stays closed,
+//	                                                          patient callers served
+//	deadline 1 s only, downstream 100 ms -> 2 s (S1, 20×)     failures, drops:
+//	                                                          limit 20 -> 1, opens
+//	                                                          9.1 s after the onset
+//	deadline 2 s only, downstream hangs from the start        failures, drops (SlowCall
+//	                                                          1 s): opens after 2 s
+//
 // # Observing
 //
 // [WithObserver] installs an [Observer] that is told of every attempt,
@@ -47,10 +69,40 @@
 //
 // # Errors
 //
-// Guard returns nil, fn's own error (when it was not retried), [ErrShed], or
-// an [*Error] that wraps a reason ([ErrOpen], [ErrBudgetExhausted],
-// [ErrDeadline], [ErrWaitTooLong], [ErrShed], a context error) and the last attempt's error.
-// [RetryAfter] reads the retry-after hint from any of them. Mark errors with
+// One rule: Guard returns fn's error as it is only when fn's only attempt
+// failed with an error of a class that is never retried (permanent,
+// unknown, the caller's cancellation: see [retry.Classify]); every other
+// failure (every refusal, every call that made more than one attempt, a
+// retryable error that was not retried) is an [*Error] with a non-nil
+// Reason; fn's own error is always reachable with errors.Is and errors.As.
+// [RetryAfter] reads the retry-after hint from any of them.
+//
+//	path                                         Guard returns         Reason
+//	an attempt succeeded                         nil                   -
+//	nil Gate, ctx or fn (nothing is touched)     *Error                ErrNilArgument
+//	ctx ended before the call (nothing touched)  *Error                the context's error
+//	fn's only attempt: an error never retried    fn's error, as it is  -
+//	shed, first attempt                          the Gate's shared     ErrShed
+//	                                             *Error (read-only)
+//	shed, a retry                                *Error                ErrShed
+//	breaker open                                 *Error                ErrOpen
+//	deadline passed before an attempt            *Error                the context's error, or
+//	                                                                   ErrDeadline (Timeout's)
+//	next wait would outlast the deadline         *Error                ErrDeadline
+//	server's hint longer than MaxDelay           *Error                ErrWaitTooLong
+//	retry budget empty                           *Error                ErrBudgetExhausted
+//	MaxAttempts made (1 included), error         *Error                ErrAttemptsExhausted
+//	  retryable
+//	non-idempotent call without a key, error     *Error                ErrNotRetried
+//	  retryable
+//	a retry failed with an error never retried   *Error                ErrNotRetried, or
+//	                                                                   context.Canceled
+//	the context ended during a wait              *Error                the context's error
+//
+// An inner Gate's refusal before any attempt reached the downstream (shed,
+// breaker open) is [retry.ClassRefused] to an outer Gate ([Error.RetryClass]),
+// every other *Error [retry.ClassFailure] or [retry.ClassCanceled]: an outer
+// Gate never retries an inner Gate's error. Mark errors with
 // [retry.Permanent], [retry.Transient] and [retry.Overload] so that Guard
 // knows which to retry.
 package floodgate

@@ -12,12 +12,11 @@ import (
 	"github.com/floodgate-go/floodgate/retry"
 )
 
-// Sentinel errors, for errors.Is. They are the same values as those of the
-// sub-packages, so either name matches.
+// Sentinel errors, for errors.Is: the Reason of an [Error]. Those from the
+// sub-packages are the same values, so either name matches.
 var (
 	// ErrShed: the concurrency limit was reached and the call was shed at
-	// once, without reaching the downstream. Guard returns ErrShed itself
-	// (no allocation) when the first attempt is shed.
+	// once, without reaching the downstream.
 	ErrShed = adaptive.ErrShed
 	// ErrOpen: the circuit breaker is open (or half-open with every probe
 	// out); the returned error's RetryAfter is the time until it admits a
@@ -26,20 +25,36 @@ var (
 	// ErrBudgetExhausted: a retry was due but the retry budget was empty.
 	ErrBudgetExhausted = retry.ErrBudgetExhausted
 	// ErrDeadline: the wait before the next attempt (backoff or the
-	// server's retry-after hint) would end at or past the call's deadline;
-	// the call ended at once instead of sleeping.
+	// server's retry-after hint) would end at or past the call's deadline,
+	// so the call ended at once instead of sleeping; or the deadline set by
+	// the retry policy's Timeout passed.
 	ErrDeadline = retry.ErrDeadline
 	// ErrAttemptsExhausted: the last attempt's error would have been
-	// retried, but MaxAttempts attempts were made.
+	// retried, but MaxAttempts attempts were made (1 included).
 	ErrAttemptsExhausted = retry.ErrAttemptsExhausted
 	// ErrWaitTooLong: the server's retry-after hint is longer than the retry
-	// policy's MaxDelay; the call ended at once with the hint.
+	// policy's MaxDelay; the call ended at once with the hint, whatever its
+	// deadline.
 	ErrWaitTooLong = retry.ErrWaitTooLong
+	// ErrNotRetried: the last attempt's error is not retried, after a call
+	// that made more than one attempt (its class is permanent or unknown),
+	// or after a non-idempotent call's only attempt failed with an error
+	// that would otherwise be retried.
+	ErrNotRetried = retry.ErrNotRetried
+	// ErrNilArgument: Guard or Do was called with a nil Gate, ctx or fn;
+	// nothing was called and no layer was touched.
+	ErrNilArgument = errors.New("floodgate: nil Gate, ctx or fn")
 )
 
-// Error is the error Guard returns when it ended a call for a reason of its
-// own (Reason), or after more than one attempt. It wraps both Reason and
-// the last attempt's error, so errors.Is and errors.As see through it.
+// Error is the error Guard returns for every failure but one whose only
+// attempt failed with an error that is never retried: every refusal, every
+// call that made more than one attempt, a retryable error that was not
+// retried (see the package doc's table). It wraps both Reason and the last
+// attempt's error, so errors.Is and errors.As see through it.
+//
+// The Error of a call shed at its first attempt is one value per Gate,
+// shared by every such call (so that shedding allocates nothing): treat
+// every Error as read-only.
 //
 // An Error is not retried by an outer Gate (its class is Refused when this
 // Gate shed the call or its breaker was open before any attempt reached the
@@ -50,8 +65,9 @@ type Error struct {
 	// Gate is the name of the gate.
 	Gate string
 	// Reason is ErrShed, ErrOpen, ErrAttemptsExhausted,
-	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong or the context's
-	// error; nil when the last attempt's error is not retried.
+	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong, ErrNotRetried,
+	// ErrNilArgument or the context's error (context.Canceled, context.DeadlineExceeded);
+	// never nil in an Error that Guard returns.
 	Reason error
 	// Last is the last attempt's error; nil when no attempt reached the
 	// downstream.
@@ -98,6 +114,17 @@ func (e *Error) Unwrap() []error {
 		}
 	}
 	return out
+}
+
+// Is reports whether target is one of this package's sentinel errors and
+// is e's Reason, so that errors.Is(err, ErrShed) answers without Unwrap's
+// allocation; for any other target errors.Is goes on through Unwrap.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotRetried, ErrNilArgument:
+		return e.Reason == target
+	}
+	return false
 }
 
 // RetryAfter returns Hint, so that [RetryAfter] and an outer Gate see it.

@@ -22,6 +22,10 @@ type Gate struct {
 	budget  *retry.Budget
 	obs     Observer  // nil: no observer calls, no extra clock reads
 	base    time.Time // monotonic origin: attempt starts are base + time.Since(base)
+	shed    *Error    // returned, shared, for every call shed at its first attempt
+	// slowCall is the breaker's SlowCall: the longest an attempt cut by
+	// the call's deadline must have run to count (see normalRTT).
+	slowCall time.Duration
 }
 
 // New returns a Gate named name (used in errors and by the breaker's
@@ -48,9 +52,6 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
-	if cfg.retry.Classify == nil {
-		cfg.retry.Classify = classify
-	}
 	p, err := retry.New(cfg.retry)
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
@@ -61,7 +62,11 @@ func New(name string, opts ...Option) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floodgate: gate %q: %w", name, err)
 	}
-	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer, base: time.Now()}
+	g := &Gate{name: name, limiter: l, breaker: b, retry: p, budget: p.Budget(), obs: cfg.observer, base: time.Now(),
+		shed: &Error{Gate: name, Reason: ErrShed}, slowCall: cfg.breaker.SlowCall}
+	if g.slowCall == 0 {
+		g.slowCall = breaker.DefaultSlowCall
+	}
 	if g.obs != nil {
 		if err := g.obs.Attach(g); err != nil {
 			return nil, fmt.Errorf("floodgate: gate %q: observer: %w", name, err)
@@ -76,30 +81,37 @@ func New(name string, opts ...Option) (*Gate, error) {
 // attempt's context, limiter release with the RTT, breaker record. Nothing
 // is held while waiting between attempts.
 //
-// It returns nil when an attempt succeeds. Otherwise:
-//   - [ErrShed] itself when the first attempt was shed by the limiter;
-//   - an error, without calling anything, when ctx or fn is nil;
-//   - fn's error unchanged when the first attempt's error is not retried
-//     (permanent, unknown, the caller cancelled) or MaxAttempts is 1;
-//   - an [*Error] in every other case: the breaker was open ([ErrOpen],
-//     with the time until the next probe as its hint), the budget was
-//     empty ([ErrBudgetExhausted]), the next wait would outlast the
-//     deadline ([ErrDeadline], at once, with the server's hint), the
-//     server's hint was longer than MaxDelay ([ErrWaitTooLong]), the
-//     context ended during a wait, a later attempt was shed, or the
-//     attempts were used up ([ErrAttemptsExhausted]). It wraps the last
-//     attempt's error.
+// It returns nil when an attempt succeeds; fn's error as it is when fn's
+// only attempt failed with an error of a class that is never retried;
+// otherwise an [*Error] with a non-nil Reason that wraps fn's last error
+// (the package doc's table lists every path). Without touching any layer (no slot, no
+// breaker permit, no budget deposit: the call never starts), it returns an
+// *Error with Reason [ErrNilArgument] when g, ctx or fn is nil, and one
+// with the context's error as its Reason when ctx has already ended
+// (cancelled, or its deadline passed).
 //
-// If fn (or a custom classifier) panics, its slot is released, the breaker
-// records a failure, and the panic goes on to the caller.
+// If fn (or a custom classifier) panics or calls runtime.Goexit, its slot
+// is released, the breaker records a failure, the observer is told of a
+// failed call, and the panic goes on to the caller.
 func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error {
+	if g == nil {
+		return &Error{Reason: ErrNilArgument}
+	}
+	var c call
+	if g.obs != nil {
+		// Deferred, so that a call that does not return (fn, a classifier
+		// or a callback panicked, or fn called runtime.Goexit) is reported too.
+		defer g.observe(&c)
+	}
 	if fn == nil || ctx == nil {
-		return g.finish(errNilArg, OutcomeFailure, 0, time.Time{}, time.Time{})
+		return c.finish(&Error{Gate: g.name, Reason: ErrNilArgument}, OutcomeFailure, 0, time.Time{})
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up before the call: it never starts
+		return c.finish(&Error{Gate: g.name, Reason: err}, outcomeOf(err), 0, time.Time{})
 	}
 	g.budget.Deposit()
 	var (
 		last        error
-		first       time.Time
 		deadline    time.Time
 		hasDeadline bool
 	)
@@ -109,24 +121,24 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if attempt > 0 {
 				g.budget.Refund() // the retry's token: it never reached the downstream
 			}
-			return g.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
-				OutcomeOpen, attempt, first, time.Time{})
+			return c.finish(&Error{Gate: g.name, Reason: ErrOpen, Last: last, Attempts: attempt, Hint: g.breaker.RetryIn()},
+				OutcomeOpen, attempt, time.Time{})
 		}
 		if !g.limiter.Acquire() {
 			g.breaker.Done(permit, breaker.Ignore, 0, time.Time{})
 			if attempt == 0 {
-				return g.finish(ErrShed, OutcomeShed, 0, first, first)
+				return c.finish(g.shed, OutcomeShed, 0, time.Time{})
 			}
 			g.budget.Refund()
-			return g.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
-				OutcomeShed, attempt, first, time.Time{})
+			return c.finish(&Error{Gate: g.name, Reason: ErrShed, Last: last, Attempts: attempt},
+				OutcomeShed, attempt, time.Time{})
 		}
 		// One monotonic clock read: time.Now would also read the wall clock
 		// (39 ns against 22 ns here); every use of start compares or
 		// subtracts, which uses the monotonic reading.
 		start := g.base.Add(time.Since(g.base))
 		if attempt == 0 {
-			first = start
+			c.first = start
 			deadline, hasDeadline = g.retry.Deadline(ctx, start)
 		}
 		if hasDeadline && !start.Before(deadline) {
@@ -140,18 +152,23 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 			if reason == nil {
 				reason = ErrDeadline
 			}
-			return g.finish(&Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt},
-				outcomeOf(reason), attempt, first, start)
+			return c.finish(&Error{Gate: g.name, Reason: reason, Last: last, Attempts: attempt},
+				outcomeOf(reason), attempt, start)
 		}
+		c.attempts = attempt + 1 // reaches the downstream
 		class, end, err := g.attempt(ctx, fn, permit, attempt > 0, start, deadline, hasDeadline)
 		if class == retry.ClassRefused && attempt > 0 {
 			g.budget.Refund() // an inner Gate refused the retry: it never reached the downstream
 		}
 		if class == retry.ClassSuccess {
 			if err == nil {
-				return g.finish(nil, OutcomeSuccess, attempt+1, first, end)
+				return c.finish(nil, OutcomeSuccess, attempt+1, end)
 			}
-			return g.finish(err, OutcomeFailure, attempt+1, first, end) // a custom classifier's success
+			if attempt == 0 { // a custom classifier's success: not retried
+				return c.finish(err, OutcomeFailure, 1, end)
+			}
+			return c.finish(&Error{Gate: g.name, Reason: ErrNotRetried, Last: err, Attempts: attempt + 1},
+				OutcomeFailure, attempt+1, end)
 		}
 		var blocked error
 		if g.breaker.OpenAt(end) {
@@ -161,50 +178,67 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		if !d.Retry {
 			o := outcomeOf(d.Stop)
 			switch {
-			case d.Stop != nil && d.Stop != ErrAttemptsExhausted:
+			case d.Stop != nil && d.Stop != ErrAttemptsExhausted && d.Stop != ErrNotRetried:
 			case class == retry.ClassCanceled:
 				o = OutcomeCanceled
 			case hasDeadline && !end.Before(deadline):
 				o = OutcomeDeadline // the last attempt ran into the call's deadline
 			}
-			if d.Stop == nil && attempt == 0 {
-				return g.finish(err, o, 1, first, end)
-			}
-			hint := d.Hint
-			if d.Stop == ErrOpen {
+			reason, hint := d.Stop, d.Hint
+			switch {
+			case reason == ErrOpen:
 				hint = g.breaker.RetryIn()
+			case reason != nil:
+			case attempt == 0: // fn's only attempt, with an error that is never retried
+				return c.finish(err, o, 1, end)
+			case class == retry.ClassCanceled:
+				reason = context.Canceled
+			default:
+				reason = ErrNotRetried
 			}
-			return g.finish(&Error{Gate: g.name, Reason: d.Stop, Last: err, Attempts: attempt + 1, Hint: hint},
-				o, attempt+1, first, end)
+			return c.finish(&Error{Gate: g.name, Reason: reason, Last: err, Attempts: attempt + 1, Hint: hint},
+				o, attempt+1, end)
 		}
 		last = err
 		if err := sleep(ctx, d.Wait); err != nil {
-			return g.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
-				outcomeOf(err), attempt+1, first, end)
+			g.budget.Refund() // the retry's token: the caller gave up before it reached the downstream
+			return c.finish(&Error{Gate: g.name, Reason: err, Last: last, Attempts: attempt + 1, Hint: d.Hint},
+				outcomeOf(err), attempt+1, end)
 		}
 	}
 }
 
-// finish reports a call's end to the observer, if any, and returns err.
-// first is the start of the first attempt and end the end of the last
-// (only read when attempts > 0).
-func (g *Gate) finish(err error, o Outcome, attempts int, first, end time.Time) error {
-	if g.obs != nil {
-		g.observeCall(o, attempts, first, end)
-	}
+// call is what a Guard call reports to the observer as it returns.
+type call struct {
+	o        Outcome
+	attempts int       // attempts that reached the downstream
+	first    time.Time // start of the first attempt
+	end      time.Time // end of the last attempt, for a success
+	returned bool      // false: fn, a classifier or a callback panicked, or fn called runtime.Goexit
+}
+
+// finish records how the call ended and returns err.
+func (c *call) finish(err error, o Outcome, attempts int, end time.Time) error {
+	c.o, c.attempts, c.end, c.returned = o, attempts, end, true
 	return err
 }
 
-func (g *Gate) observeCall(o Outcome, attempts int, first, end time.Time) {
+// observe tells the observer of the call, once, as Guard returns or
+// unwinds: a call that did not return is a failure with the attempts
+// made so far.
+func (g *Gate) observe(c *call) {
+	if !c.returned {
+		c.o = OutcomeFailure
+	}
 	var d time.Duration
 	switch {
-	case attempts == 0:
-	case o == OutcomeSuccess:
-		d = end.Sub(first)
+	case c.attempts == 0:
+	case c.o == OutcomeSuccess:
+		d = c.end.Sub(c.first)
 	default:
-		d = time.Since(first) // failure paths only: includes any wait
+		d = time.Since(c.first) // failure paths only: includes any wait
 	}
-	g.obs.Call(o, attempts, d)
+	g.obs.Call(c.o, c.attempts, d)
 }
 
 // attempt runs fn once inside a limiter slot and a breaker permit, and
@@ -241,14 +275,33 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	}
 	end = start.Add(rtt)
 	reported = true
+	bo, lo := breakerOutcome[class], limiterOutcome[class]
+	if bo == breaker.Failure && hasDeadline && !end.Before(deadline) && rtt < g.normalRTT() {
+		// Cut by the call's deadline (the caller's or Timeout, not
+		// AttemptTimeout) before the downstream's normal latency: it says
+		// nothing about the downstream.
+		bo, lo = breaker.Ignore, adaptive.Ignore
+	}
 	// deferred so that the permit is reported even if a limit-change
 	// callback panics in Release (the slot is given back before it runs)
-	defer g.breaker.Done(permit, breakerOutcome[class], rtt, end)
-	g.limiter.Release(start, rtt, limiterOutcome[class])
+	defer g.breaker.Done(permit, bo, rtt, end)
+	g.limiter.Release(start, rtt, lo)
 	if g.obs != nil {
 		g.obs.Attempt(isRetry, rtt)
 	}
 	return class, end, err
+}
+
+// normalRTT is the downstream's normal latency, for the rule on attempts
+// cut by the call's deadline: the limiter's RecentRTT (the mean RTT of the
+// last window's successes), at most the breaker's SlowCall (a call that
+// long is slow whatever the history), and SlowCall before the first
+// window with successes.
+func (g *Gate) normalRTT() time.Duration {
+	if r := g.limiter.RecentRTT(); r > 0 && r < g.slowCall {
+		return r
+	}
+	return g.slowCall
 }
 
 var limiterOutcome = [...]adaptive.Outcome{
@@ -271,20 +324,6 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassRefused:   breaker.Ignore,
 }
 
-var errNilArg = errors.New("floodgate: Guard called with a nil ctx or fn")
-
-// classify is a Gate's default classifier: [retry.Classify], and
-// ClassRefused for ErrShed itself, which an inner Gate returns, bare, when
-// its limiter sheds a first attempt (every other refusal comes as an
-// *Error, whose RetryClass says so). A custom retry.Config.Classify
-// replaces it whole.
-func classify(err error) retry.Class {
-	if err == ErrShed {
-		return retry.ClassRefused
-	}
-	return retry.Classify(err)
-}
-
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -301,9 +340,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Do is Guard for a function that returns a value: it returns the value of
-// the attempt that succeeded, or T's zero value and Guard's error.
+// the attempt that succeeded, or T's zero value and Guard's error (an
+// *Error with Reason [ErrNilArgument], without calling anything, when g,
+// ctx or fn is nil, as Guard does).
 func Do[T any](ctx context.Context, g *Gate, fn func(context.Context) (T, error)) (T, error) {
 	var out T
+	if fn == nil {
+		return out, g.Guard(ctx, nil)
+	}
 	err := g.Guard(ctx, func(ctx context.Context) error {
 		v, err := fn(ctx)
 		if err == nil {

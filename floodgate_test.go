@@ -43,14 +43,18 @@ func TestReturnsAtOnceWhenWaitOutlastsDeadline(t *testing.T) {
 		err       error
 		within    time.Duration // after the failed attempt
 		wantHint  time.Duration
+		reason    error
 	}{
+		// A hint longer than MaxDelay (10 s) is ErrWaitTooLong whatever the deadline.
 		{name: "Retry-After 3600 s, deadline 5 s", deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
-			err: retry.Overload(errUpstream, 3600*time.Second), within: 10 * time.Millisecond, wantHint: 3600 * time.Second},
+			err: retry.Overload(errUpstream, 3600*time.Second), within: 10 * time.Millisecond, wantHint: 3600 * time.Second, reason: ErrWaitTooLong},
+		{name: "Retry-After 8 s, deadline 5 s", deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
+			err: retry.Overload(errUpstream, 8*time.Second), within: 10 * time.Millisecond, wantHint: 8 * time.Second, reason: ErrDeadline},
 		{name: "backoff 10 s, deadline 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second},
 			deadline: 5 * time.Second, failAfter: 100 * time.Millisecond,
-			err: retry.Transient(errUpstream), within: 0},
+			err: retry.Transient(errUpstream), within: 0, reason: ErrDeadline},
 		{name: "backoff 10 s, Timeout option 5 s", retry: retry.Config{BaseDelay: 10 * time.Second, MaxDelay: 10 * time.Second, Timeout: 5 * time.Second},
-			failAfter: 100 * time.Millisecond, err: retry.Transient(errUpstream), within: 0},
+			failAfter: 100 * time.Millisecond, err: retry.Transient(errUpstream), within: 0, reason: ErrDeadline},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -77,8 +81,8 @@ func TestReturnsAtOnceWhenWaitOutlastsDeadline(t *testing.T) {
 				if attempts != 1 {
 					t.Errorf("%d attempts, want 1", attempts)
 				}
-				if !errors.Is(err, errUpstream) || !errors.Is(err, ErrDeadline) {
-					t.Errorf("err = %v, want it to wrap the last error and ErrDeadline", err)
+				if !errors.Is(err, errUpstream) || !errors.Is(err, tc.reason) {
+					t.Errorf("err = %v, want it to wrap the last error and %v", err, tc.reason)
 				}
 				if hint, _ := RetryAfter(err); hint != tc.wantHint {
 					t.Errorf("hint %v, want %v", hint, tc.wantHint)
@@ -231,8 +235,8 @@ func TestOpenBreakerShortCircuitsRetries(t *testing.T) {
 	})
 }
 
-// Shedding is immediate, returns ErrShed itself on the first attempt, and
-// does not count against the breaker.
+// Shedding is immediate, returns an *Error with Reason ErrShed (the gate's
+// shared one, on the first attempt), and does not count against the breaker.
 func TestShedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := mustGate(t, WithLimiter(adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}),
@@ -246,7 +250,8 @@ func TestShedAtOnce(t *testing.T) {
 		synctest.Wait()
 		start := time.Now()
 		err := g.Guard(context.Background(), func(context.Context) error { return nil })
-		if err != ErrShed || time.Since(start) != 0 {
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != ErrShed || e.Attempts != 0 || time.Since(start) != 0 {
 			t.Errorf("err = %v after %v, want ErrShed at once", err, time.Since(start))
 		}
 		close(release)
@@ -545,4 +550,128 @@ func TestRefusedRetryRefundsToken(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Issue 13, defect 4: Do(ctx, g, nil) called the nil fn, panicked, and
+// the breaker recorded a downstream failure (with MinCalls 1 it opened),
+// while Guard(ctx, nil) returned an error. Every nil argument is now an
+// *Error with Reason ErrNilArgument, and no layer is touched.
+func TestNilArguments(t *testing.T) {
+	ctx := context.Background()
+	var nilGate *Gate
+	for _, tc := range []struct {
+		name string
+		call func(g *Gate) error
+	}{
+		{"Do, nil fn", func(g *Gate) error { _, err := Do[int](ctx, g, nil); return err }},
+		{"Guard, nil fn", func(g *Gate) error { return g.Guard(ctx, nil) }},
+		{"Do, nil ctx", func(g *Gate) error {
+			//lint:ignore SA1012 a nil ctx is the misuse under test
+			_, err := Do(nil, g, func(context.Context) (int, error) { return 1, nil })
+			return err
+		}},
+		{"Do, nil Gate", func(*Gate) error {
+			_, err := Do(ctx, nilGate, func(context.Context) (int, error) { return 1, nil })
+			return err
+		}},
+		{"Guard, nil Gate", func(*Gate) error { return nilGate.Guard(ctx, ok) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1}))
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("panicked: %v", r)
+					}
+				}()
+				err = tc.call(g)
+			}()
+			var e *Error
+			if !errors.As(err, &e) || e.Reason != ErrNilArgument || !errors.Is(err, ErrNilArgument) {
+				t.Errorf("err = %v, want an *Error with Reason ErrNilArgument", err)
+			}
+			if s, c := g.Breaker().State(), g.Breaker().Counts(); s != breaker.Closed || c.Calls != 0 {
+				t.Errorf("breaker %v with %+v, want closed and empty (before the fix: open with MinCalls 1)", s, c)
+			}
+		})
+	}
+}
+
+// Issue 13, defect 5: a context already cancelled (no deadline) still
+// reached fn, took a slot and contacted the downstream, while one whose
+// deadline had passed was refused. Both are refused before any layer is
+// touched: fn is not called, the breaker sees no call, the budget gets
+// no deposit (it is not full here, so a deposit would show).
+func TestEndedContextRefusedBeforeAnyLayer(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ctx        func() (context.Context, context.CancelFunc)
+		wantReason error
+	}{
+		{"cancelled, no deadline", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, context.Canceled},
+		{"deadline passed 1 s ago", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget, err := retry.NewBudget(retry.BudgetConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 10 {
+				budget.Withdraw() // 20 -> 10 tokens
+			}
+			g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 1}), WithRetry(retry.Config{Budget: budget}))
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			called := 0
+			for range 30 {
+				err := g.Guard(ctx, func(context.Context) error { called++; return ctx.Err() })
+				var e *Error
+				if !errors.As(err, &e) || e.Reason != tc.wantReason || e.Attempts != 0 {
+					t.Fatalf("err = %v, want an *Error with Reason %v and no attempt", err, tc.wantReason)
+				}
+			}
+			if called != 0 {
+				t.Errorf("fn called %d times of 30 (before the fix: 30 for a cancelled context)", called)
+			}
+			if c := g.Breaker().Counts(); c.Calls != 0 {
+				t.Errorf("breaker counted %+v, want no call", c)
+			}
+			if got := budget.Tokens(); got != 10 {
+				t.Errorf("budget %v tokens, want 10 (no deposit for calls that never started)", got)
+			}
+		})
+	}
+}
+
+// Issue 13, defect 6: a retry cut short by the caller's cancellation
+// during its backoff kept its budget token (20 -> 19) though it never
+// reached the downstream; it is refunded, as a retry refused before it
+// starts is.
+func TestCanceledBackoffRefundsToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := mustGate(t, WithRetry(retry.Config{BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond,
+			Rand: func(k int64) int64 { return k - 1 }})) // backoff: the full 100 ms
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(50*time.Millisecond, cancel) // within the backoff
+		attempts := 0
+		err := g.Guard(ctx, func(context.Context) error {
+			attempts++
+			time.Sleep(10 * time.Millisecond)
+			return retry.Transient(errUpstream)
+		})
+		if attempts != 1 || !errors.Is(err, context.Canceled) {
+			t.Fatalf("%d attempts, err %v; want 1 attempt and context.Canceled", attempts, err)
+		}
+		if got := g.Budget().Tokens(); got != 20 {
+			t.Errorf("budget %v tokens after a retry cancelled in its backoff, want 20 (before the fix: 19)", got)
+		}
+	})
 }

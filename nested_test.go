@@ -139,7 +139,7 @@ func TestOuterBreakerCountsWhatReachedTheDownstream(t *testing.T) {
 				return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
 			})
 		}},
-		{"three levels: the middle Gate's retry refused by a shed", middleRetryRefusedBy(ErrShed)},
+		{"three levels: the middle Gate's retry refused by a shed", middleRetryRefusedBy(&Error{Gate: "innermost", Reason: ErrShed})},
 		{"three levels: the middle Gate's retry refused by an open breaker",
 			middleRetryRefusedBy(&Error{Gate: "innermost", Reason: ErrOpen, Hint: time.Second})},
 	} {
@@ -158,9 +158,10 @@ func TestOuterBreakerCountsWhatReachedTheDownstream(t *testing.T) {
 }
 
 // A custom classifier replaces the Gate's default whole: one that calls
-// every error a failure gets ErrShed counted as a failure too (the default
-// would class it Refused and ignore it; found by an adversarial review).
-func TestCustomClassifierDecidesForErrShed(t *testing.T) {
+// every error a failure gets an inner Gate's shed counted as a failure too
+// (the default classes it Refused, through Error.RetryClass, and ignores
+// it; found by an adversarial review).
+func TestCustomClassifierDecidesForInnerShed(t *testing.T) {
 	g := mustGate(t, WithBreaker(breaker.Config{MinCalls: 100}), WithRetry(retry.Config{MaxAttempts: 1,
 		Classify: func(err error) retry.Class {
 			if err == nil {
@@ -168,8 +169,9 @@ func TestCustomClassifierDecidesForErrShed(t *testing.T) {
 			}
 			return retry.ClassFailure
 		}}))
-	if err := g.Guard(context.Background(), func(context.Context) error { return ErrShed }); err != ErrShed {
-		t.Fatalf("got %v, want ErrShed returned as fn returned it", err)
+	shed := &Error{Gate: "inner", Reason: ErrShed}
+	if err := g.Guard(context.Background(), func(context.Context) error { return shed }); err != shed {
+		t.Fatalf("got %v, want the inner Gate's error returned as fn returned it", err)
 	}
 	if c := g.Breaker().Counts(); c.Failures != 1 {
 		t.Errorf("breaker counted %d failures, want 1 (the custom classifier's verdict)", c.Failures)
@@ -205,10 +207,13 @@ func TestOuterRetryRefusedByInnerRefundsToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		outer := mustGate(t, WithRetry(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond, Budget: b}))
+		_ = inner.Guard(context.Background(), func(context.Context) error { return retry.Transient(errUpstream) }) // opens it
 		attempts := 0
 		_ = outer.Guard(context.Background(), func(ctx context.Context) error {
-			attempts++
-			return inner.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) })
+			if attempts++; attempts == 1 {
+				return retry.Transient(errUpstream) // the outer call's own first step fails (an inner Gate's error is never retried)
+			}
+			return inner.Guard(ctx, func(context.Context) error { return nil })
 		})
 		if attempts != 2 {
 			t.Fatalf("%d outer attempts, want 2 (a failure, then a retry refused by the open inner breaker)", attempts)
@@ -262,6 +267,45 @@ func TestHalfOpenOuterProbeMeetsInnerRefusal(t *testing.T) {
 				}
 				if s := outer.Breaker().State(); s != breaker.Closed {
 					t.Errorf("outer breaker %v after a successful probe, want closed", s)
+				}
+			})
+		})
+	}
+}
+
+// Issue 13, defect 3: an inner Gate that makes one attempt (MaxAttempts 1,
+// or a non-idempotent call without a key) returned a transient error as it
+// was, and the outer Gate retried it: the downstream saw 3 attempts for
+// one call. An outer Gate never retries an inner Gate's error.
+func TestOuterGateDoesNotRetryInnerSingleAttempt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inner    retry.Config
+		innerCtx func(context.Context) context.Context
+		err      error
+		before   int // downstream attempts the trial saw
+		want     int
+	}{
+		{"inner MaxAttempts 1, transient error", retry.Config{MaxAttempts: 1}, nil, retry.Transient(errUpstream), 3, 1},
+		{"inner MaxAttempts 1, overload error", retry.Config{MaxAttempts: 1}, nil, retry.Overload(errUpstream, 0), 3, 1},
+		{"inner call non-idempotent, transient error", retry.Config{}, retry.NonIdempotent, retry.Transient(errUpstream), 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := mustGate(t, WithRetry(tc.inner))
+				outer := mustGate(t) // MaxAttempts 3
+				downstream := 0
+				err := outer.Guard(context.Background(), func(ctx context.Context) error {
+					if tc.innerCtx != nil {
+						ctx = tc.innerCtx(ctx)
+					}
+					return inner.Guard(ctx, func(context.Context) error { downstream++; return tc.err })
+				})
+				if downstream != tc.want {
+					t.Errorf("%d downstream attempts for one call, want %d (before the fix: %d)", downstream, tc.want, tc.before)
+				}
+				if !errors.Is(err, errUpstream) {
+					t.Errorf("err = %v, want it to wrap the downstream's error", err)
 				}
 			})
 		})

@@ -17,7 +17,8 @@ const (
 	// OutcomeSuccess: an attempt succeeded.
 	OutcomeSuccess Outcome = iota
 	// OutcomeFailure: fn's error was returned (not retried, or the
-	// attempts were used up, or the server's hint exceeded MaxDelay).
+	// attempts were used up, or the server's hint exceeded MaxDelay), fn
+	// panicked or called runtime.Goexit, or an argument was nil.
 	OutcomeFailure
 	// OutcomeShed: an attempt was shed by the concurrency limiter ([ErrShed]).
 	OutcomeShed
@@ -86,10 +87,12 @@ type Observer interface {
 	// (fn was called): retry is false for a call's first attempt; rtt is
 	// the attempt's duration.
 	Attempt(retry bool, rtt time.Duration)
-	// Call is called once per Guard call, as it returns: its outcome, the
-	// attempts that reached the downstream (0 when the first one was shed
-	// or refused), and d, from the start of the first attempt to the
-	// return (0 when attempts is 0).
+	// Call is called exactly once per Guard call, as it returns: its
+	// outcome, the attempts that reached the downstream (0 when the first
+	// one was shed or refused), and d, from the start of the first attempt
+	// to the return (0 when attempts is 0). A call that does not return
+	// (fn, a classifier or a callback panicked, or fn called
+	// runtime.Goexit) is reported as it unwinds, as OutcomeFailure.
 	Call(o Outcome, attempts int, d time.Duration)
 	// StateChange is called after the breaker moves from one state to
 	// another.

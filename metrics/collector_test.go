@@ -167,7 +167,7 @@ func TestCountsByOutcome(t *testing.T) {
 		hold, release := make(chan struct{}), make(chan struct{})
 		go g.Guard(ctx, func(context.Context) error { close(hold); <-release; return nil })
 		<-hold
-		if err := g.Guard(ctx, ok); err != floodgate.ErrShed {
+		if err := g.Guard(ctx, ok); !errors.Is(err, floodgate.ErrShed) {
 			t.Fatalf("got %v, want ErrShed", err)
 		}
 		if got, _ := value(t, reg, "floodgate_in_flight", map[string]string{"gate": "quote"}); got != 1 {
@@ -178,10 +178,10 @@ func TestCountsByOutcome(t *testing.T) {
 		}
 		close(release)
 		synctest.Wait()
-		// 1 cancelled by the caller.
+		// 1 cancelled by the caller during its attempt (a context cancelled
+		// before the call is refused before it reaches an attempt).
 		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		_ = g.Guard(cctx, func(ctx context.Context) error { return ctx.Err() })
+		_ = g.Guard(cctx, func(ctx context.Context) error { cancel(); return ctx.Err() })
 
 		for _, tc := range []struct {
 			name   string

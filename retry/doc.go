@@ -14,15 +14,16 @@
 //     [Permanent] errors, the caller's cancellation and unknown errors are
 //     returned as they are. Classify replaces this rule.
 //  2. A call marked [NonIdempotent] is never retried unless it carries an
-//     idempotency key ([WithIdempotencyKey]).
+//     idempotency key ([WithIdempotencyKey]): it ends with [ErrNotRetried].
 //  3. No retry once the circuit breaker is open (the caller says so).
 //  4. The wait is full-jitter exponential backoff: the n-th retry (n from 0)
 //     waits a uniform random time in [0, min(MaxDelay, BaseDelay·2^n)]; if
 //     the error carries a server's Retry-After hint, the wait is at least
-//     the hint. If the wait would end at or past the call's deadline, the
-//     call ends at once with [ErrDeadline] and the hint, so that the caller
-//     can hand the work to a background job instead of sleeping; so does a
-//     hint longer than MaxDelay, with [ErrWaitTooLong].
+//     the hint. A hint longer than MaxDelay ends the call at once with
+//     [ErrWaitTooLong] and the hint, whatever the deadline; otherwise, if
+//     the wait would end at or past the call's deadline, the call ends at
+//     once with [ErrDeadline] and the hint, so that the caller can hand the
+//     work to a background job instead of sleeping.
 //  5. The retry is paid from the [Budget]: each original call deposits 0.1
 //     token, each retry withdraws 1, at most 20 tokens are kept. With the
 //     budget empty the call ends with [ErrBudgetExhausted]: during an

@@ -17,12 +17,19 @@ var (
 	// It is also the reason when an attempt ran into the deadline itself.
 	ErrDeadline = errors.New("floodgate: deadline reached or would pass before the next attempt")
 	// ErrAttemptsExhausted: the last attempt's error would have been
-	// retried, but MaxAttempts (> 1) attempts were made.
+	// retried, but MaxAttempts attempts were made (with MaxAttempts 1,
+	// after the only attempt).
 	ErrAttemptsExhausted = errors.New("floodgate: retry attempts exhausted")
 	// ErrWaitTooLong: the server's retry-after hint is longer than
 	// MaxDelay, the longest the loop ever sleeps, so the call ended at once
-	// with the hint instead of sleeping (hand the work to a background job).
+	// with the hint instead of sleeping (hand the work to a background job),
+	// whatever the deadline.
 	ErrWaitTooLong = errors.New("floodgate: retry-after hint longer than MaxDelay")
+	// ErrNotRetried: the last attempt's error is not retried: a call marked
+	// [NonIdempotent] without a key failed with an error that would
+	// otherwise be retried, or (returned by a floodgate Gate, not by
+	// Decide) a retry failed with an error whose class is never retried.
+	ErrNotRetried = errors.New("floodgate: error not retried")
 )
 
 // Config configures a [Policy]. Every field's zero value selects the default
@@ -46,17 +53,22 @@ type Config struct {
 	// AttemptTimeout bounds each attempt: it gets min(AttemptTimeout, time
 	// left before the deadline). Default 0: no bound of its own, only the
 	// deadline. Range 0 or [1 ms, 1 h]. A bound costs context.WithDeadline's
-	// allocations per attempt.
+	// allocations per attempt. In a floodgate Gate an attempt cut by
+	// AttemptTimeout always counts as a failure for the breaker and a drop
+	// for the limiter; one cut by the call's deadline (Timeout or the
+	// context's) counts only if it ran at least the downstream's normal
+	// latency (the package floodgate doc, "Whose deadline").
 	AttemptTimeout time.Duration
 
 	// Timeout is the call's overall deadline, counted from the start of its
 	// first attempt; the context's deadline wins if earlier. Default 0: the
-	// context's deadline only. Range 0 or [1 ms, 24 h].
+	// context's deadline only. Range 0 or [1 ms, 24 h]. It is a deadline
+	// of the call, like the context's: see AttemptTimeout for how an
+	// attempt cut by it counts.
 	Timeout time.Duration
 
-	// Classify maps an attempt's error to its Class. nil uses [Classify]
-	// (in a floodgate Gate, [Classify] plus ClassRefused for an inner
-	// Gate's bare ErrShed); a custom one is used as it is.
+	// Classify maps an attempt's error to its Class. nil uses [Classify];
+	// a custom one is used as it is.
 	Classify func(error) Class
 
 	// Budget pays for retries. nil gives the Policy a budget of its own with
@@ -159,9 +171,9 @@ type Decision struct {
 	// Wait is the time to sleep before the next attempt.
 	Wait time.Duration
 	// Stop is ErrAttemptsExhausted, ErrBudgetExhausted, ErrDeadline,
-	// ErrWaitTooLong or the blocked error given to Decide when one of them
-	// ended the call; nil when the error is not retried (or MaxAttempts
-	// is 1).
+	// ErrWaitTooLong, ErrNotRetried or the blocked error given to Decide
+	// when one of them ended the call; nil exactly when the error's class
+	// is never retried (Class.Retryable is false).
 	Stop error
 	// Hint is the server's retry-after hint carried by the error, 0 if none.
 	Hint time.Duration
@@ -176,24 +188,24 @@ type Decision struct {
 // the budget.
 func (p *Policy) Decide(ctx context.Context, attempt int, err error, c Class, end, deadline time.Time, hasDeadline bool, blocked error) Decision {
 	hint, _ := Hint(err)
-	if !c.Retryable() || !mayRetry(ctx) {
+	if !c.Retryable() {
 		return Decision{Hint: hint}
 	}
+	if !mayRetry(ctx) {
+		return Decision{Stop: ErrNotRetried, Hint: hint}
+	}
 	if attempt+1 >= p.cfg.MaxAttempts {
-		if p.cfg.MaxAttempts == 1 {
-			return Decision{Hint: hint} // retries are off: the error is returned as it is
-		}
 		return Decision{Stop: ErrAttemptsExhausted, Hint: hint}
 	}
 	if blocked != nil {
 		return Decision{Stop: blocked, Hint: hint}
 	}
+	if hint > p.cfg.MaxDelay {
+		return Decision{Stop: ErrWaitTooLong, Hint: hint}
+	}
 	wait := max(Backoff(attempt, p.cfg.BaseDelay, p.cfg.MaxDelay, p.cfg.Rand), hint)
 	if hasDeadline && !end.Add(wait).Before(deadline) {
 		return Decision{Stop: ErrDeadline, Hint: hint}
-	}
-	if hint > p.cfg.MaxDelay {
-		return Decision{Stop: ErrWaitTooLong, Hint: hint}
 	}
 	if !p.cfg.Budget.Withdraw() {
 		return Decision{Stop: ErrBudgetExhausted, Hint: hint}

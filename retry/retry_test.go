@@ -206,15 +206,19 @@ func TestDecide(t *testing.T) {
 		{name: "permanent not retried", err: Permanent(errors.New("404")), tokens: 20},
 		{name: "unknown error not retried", err: errors.New("?"), tokens: 20},
 		{name: "attempts used up", attempt: 2, err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrAttemptsExhausted},
-		{name: "retries off", cfg: Config{MaxAttempts: 1}, err: Transient(errors.New("reset")), tokens: 20},
+		// Issue 13: with Stop nil, a floodgate Gate returned the transient error bare and an outer Gate retried it.
+		{name: "retries off", cfg: Config{MaxAttempts: 1}, err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrAttemptsExhausted},
 		{name: "non-idempotent not retried", ctx: NonIdempotent(context.Background()),
-			err: Transient(errors.New("reset")), tokens: 20},
+			err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrNotRetried},
 		{name: "non-idempotent with key retried", ctx: WithIdempotencyKey(NonIdempotent(context.Background()), "k1"),
 			err: Transient(errors.New("reset")), tokens: 20, wantRetry: true, wantWait: 100 * time.Millisecond},
 		{name: "breaker open", err: Transient(errors.New("reset")), blocked: blocked, tokens: 20, wantStop: blocked},
-		// Scenario 6: the server says retry after 3600 s; the deadline is 5 s away.
-		{name: "hint past deadline", err: Overload(errors.New("503"), time.Hour), end: 100 * time.Millisecond,
-			deadline: 5 * time.Second, tokens: 20, wantStop: ErrDeadline, wantHint: time.Hour},
+		// Scenario 6: the server says retry after 8 s; the deadline is 5 s away.
+		{name: "hint past deadline", err: Overload(errors.New("503"), 8*time.Second), end: 100 * time.Millisecond,
+			deadline: 5 * time.Second, tokens: 20, wantStop: ErrDeadline, wantHint: 8 * time.Second},
+		// Issue 13: a hint of 3600 s (> MaxDelay 10 s) was ErrDeadline with a 5 s deadline and ErrWaitTooLong without one.
+		{name: "hint longer than MaxDelay, deadline 5 s", err: Overload(errors.New("503"), time.Hour), end: 100 * time.Millisecond,
+			deadline: 5 * time.Second, tokens: 20, wantStop: ErrWaitTooLong, wantHint: time.Hour},
 		// Scenario 7: deadline 5 s, first attempt fails at 100 ms, next backoff would be 10 s.
 		{name: "backoff past deadline", cfg: Config{BaseDelay: 10 * time.Second}, err: Transient(errors.New("reset")),
 			end: 100 * time.Millisecond, deadline: 5 * time.Second, tokens: 20, wantStop: ErrDeadline},
