@@ -25,6 +25,7 @@ type countingObserver struct {
 	attempts, retries atomic.Int64 // Attempt calls, and those with isRetry
 	calls             atomic.Int64 // Call calls
 	callAttempts      atomic.Int64 // the sum of their attempts
+	notStarted        atomic.Int64 // calls whose context had ended before Guard: no deposit
 	outcomes          [numOutcomes]atomic.Int64
 	changes           atomic.Int64 // StateChange calls
 }
@@ -39,6 +40,9 @@ func (c *countingObserver) Attempt(isRetry bool, _ time.Duration) {
 func (c *countingObserver) Call(o Outcome, attempts int, _ time.Duration) {
 	c.calls.Add(1)
 	c.callAttempts.Add(int64(attempts))
+	if attempts == 0 && (o == OutcomeCanceled || o == OutcomeDeadline) {
+		c.notStarted.Add(1)
+	}
 	c.outcomes[o].Add(1)
 }
 func (c *countingObserver) StateChange(_, _ breaker.State) { c.changes.Add(1) }
@@ -334,11 +338,14 @@ func checkConservation(t *testing.T, cg *conservationGate) {
 		t.Errorf("%s: fn ran %d times for a context cancelled before the call, want never (defect 5 of issue 13)", cg.name, n)
 	}
 	// Budget, in thousandths of a token: exact for Ratio 0.1 and 0.25.
-	milli := cg.start*1000 + guards*int64(cg.ratio*1000+0.5) - o.retries.Load()*1000
+	// A call whose context had ended before Guard never starts and
+	// deposits nothing (defect 5 of issue 13).
+	started := guards - o.notStarted.Load()
+	milli := cg.start*1000 + started*int64(cg.ratio*1000+0.5) - o.retries.Load()*1000
 	want := float64(milli) / 1000
 	if got := cg.g.Budget().Tokens(); got != want {
-		t.Errorf("%s: budget %v tokens, want %v = %d + %d calls × %v − %d retries that reached fn (defect 6 of issue 13: a retry cancelled during its backoff keeps its token)",
-			cg.name, got, want, cg.start, guards, cg.ratio, o.retries.Load())
+		t.Errorf("%s: budget %v tokens, want %v = %d + %d calls that started × %v − %d retries that reached fn (defect 6 of issue 13: a retry cancelled during its backoff keeps its token)",
+			cg.name, got, want, cg.start, started, cg.ratio, o.retries.Load())
 	}
 	if got := cg.g.Budget().Tokens(); got < 0 || got > 1e6 {
 		t.Errorf("%s: budget %v tokens, outside [0, Max=1e6]", cg.name, got)

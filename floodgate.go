@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/floodgate-go/floodgate/adaptive"
@@ -32,7 +33,8 @@ type Gate struct {
 // callback; must not be empty), or an error: when name is empty, when an
 // option is nil (naming its position), naming the first option field that
 // is out of range, when the limiter's Algorithm already runs in another
-// gate or Limiter (adaptive.New), or when the Observer's Attach fails.
+// gate or Limiter (adaptive.New), when the Observer is a nil pointer, or
+// when the Observer's Attach fails.
 // With no options every layer uses its defaults. A New that fails in the
 // Observer's Attach has claimed the limiter's Algorithm: retry with a new
 // one.
@@ -46,6 +48,9 @@ func New(name string, opts ...Option) (*Gate, error) {
 			return nil, fmt.Errorf("floodgate: gate %q: option %d is nil", name, i)
 		}
 		o(&cfg)
+	}
+	if v := reflect.ValueOf(cfg.observer); cfg.observer != nil && v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("floodgate: gate %q: Observer is a nil %T", name, cfg.observer)
 	}
 	cfg.hooks(name)
 	b, err := breaker.New(name, cfg.breaker)
