@@ -19,12 +19,15 @@
 // flight inside the client, the contender's limit, and after a heal the
 // time until the first 100 ms bin whose calls all but 5% succeeded.
 //
-// The Redis trial (RedisTrial) runs its contenders one after another
-// against one server: the stalls are server-wide, so running them side by
-// side would make each contender's traffic part of the others' downstream.
-// The HTTP trial (HTTPTrial) runs its contenders side by side, each through
-// its own proxy to one fast server, so that every contender sees the same
-// toxics at the same instants on the same (shared, noisy) machine.
+// Both trials run their contenders side by side, each with its own client
+// and pool, under one timeline: every contender meets the same stalls and
+// toxics at the same instants, and the same noise of a machine shared with
+// other jobs (on 2 cores, run after run of one contender differs more than
+// contenders side by side do). The Redis trial's contenders share one
+// server, as the services of one Redis do; at 4 × 300 calls/s a healthy
+// Redis is far from busy, and during a stall it serves every queued command
+// in each gap between two DEBUG SLEEPs, whoever sent it. The HTTP trial
+// gives each contender its own proxy to one fast server.
 //
 // scripts/e2e-real.sh starts the Redis and runs the short form (the test
 // in this package, about a minute); bench/cmd/real runs either form and

@@ -143,10 +143,10 @@ func startStalls(c *redis.Client, d time.Duration) (func() error, error) {
 }
 
 // RedisTrial runs the Redis trial of form f against the Redis at addr
-// (host:port on 127.0.0.1, with DEBUG enabled): each contender in turn,
-// with its own client, through RedisPhases. It returns the results, or the
-// first error (Redis unreachable, DEBUG refused, a contender's
-// constructor).
+// (host:port on 127.0.0.1, with DEBUG enabled): the contenders side by
+// side, each with its own client and pool, through RedisPhases. It returns
+// the results, or the first error (Redis unreachable, DEBUG refused, a
+// contender's constructor).
 func RedisTrial(addr string, f Form) (*Result, error) {
 	stall := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, ReadTimeout: 5 * time.Second, MaxRetries: -1})
 	defer stall.Close()
@@ -163,20 +163,23 @@ func RedisTrial(addr string, f Form) (*Result, error) {
 			return nil, fmt.Errorf("redis at %s: %w", addr, err)
 		}
 	}
-	phases := RedisPhases(f, stall)
-	r := &Result{Trial: "Redis", Phases: phases}
+	var lanes []lane
 	for _, name := range RedisContenders {
 		c, client, err := redisCaller(name, addr)
 		if err != nil {
 			return nil, err
 		}
-		tl, err := runTimeline(phases, []lane{{c, func(ctx context.Context, i int) error { return redisOp(ctx, client, i) }}})
-		client.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		r.Contenders = append(r.Contenders, name)
-		r.Stats = append(r.Stats, tl.stats(0))
+		defer client.Close()
+		lanes = append(lanes, lane{c, func(ctx context.Context, i int) error { return redisOp(ctx, client, i) }})
+	}
+	phases := RedisPhases(f, stall)
+	tl, err := runTimeline(phases, lanes)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Trial: "Redis", Phases: phases, Contenders: RedisContenders}
+	for j := range lanes {
+		r.Stats = append(r.Stats, tl.stats(j))
 	}
 	return r, nil
 }

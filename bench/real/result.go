@@ -20,13 +20,13 @@ type Form struct {
 	Heal time.Duration
 }
 
-// Short is the form scripts/e2e-real.sh runs by default: about 60 s of
-// Redis (4 contenders × 14 s) and 20 s of HTTP.
-var Short = Form{Name: "short", Healthy: 2 * time.Second, Stalls: 5 * time.Second, Busy: 4 * time.Second,
+// Short is the form scripts/e2e-real.sh runs by default: 23 s of Redis
+// and 20 s of HTTP.
+var Short = Form{Name: "short", Healthy: 3 * time.Second, Stalls: 8 * time.Second, Busy: 8 * time.Second,
 	Fault: 3 * time.Second, Heal: 3 * time.Second}
 
 // Full is the form: 15 s of stalls, 15 s of busy client, 10 s per
-// toxic; about 160 s of Redis and 50 s of HTTP.
+// toxic; 40 s of Redis and 50 s of HTTP.
 var Full = Form{Name: "full", Healthy: 5 * time.Second, Stalls: 15 * time.Second, Busy: 15 * time.Second,
 	Fault: 10 * time.Second, Heal: 5 * time.Second}
 
