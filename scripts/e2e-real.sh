@@ -5,8 +5,8 @@
 # reset_peer); floodgate's default gate beside plain go-redis v9, net/http
 # and failsafe-go. Prints the tables and the targets.
 #
-#   bash scripts/e2e-real.sh         # short form: the test bench/real TestReal (-tags e2e), about 90 s
-#   bash scripts/e2e-real.sh -full   # full form: go run ./cmd/real -full, about 4 minutes
+#   bash scripts/e2e-real.sh         # short form: the test bench/real TestReal (-tags e2e), about 45 s
+#   bash scripts/e2e-real.sh -full   # full form: bench/cmd/real -full, about 90 s
 #
 # Installs Debian's redis-server package if redis-server is missing, starts
 # one on 127.0.0.1 (a free port, a temp dir, no persistence, DEBUG allowed

@@ -30,6 +30,6 @@
 // gives each contender its own proxy to one fast server.
 //
 // scripts/e2e-real.sh starts the Redis and runs the short form (the test
-// in this package, about a minute); bench/cmd/real runs either form and
+// in this package, about 45 s); bench/cmd/real runs either form and
 // prints the tables.
 package real

@@ -10,9 +10,9 @@
 //	go run ./cmd/real -full -redis 127.0.0.1:6379 # your own Redis
 //	go run ./cmd/real -trial http                 # only HTTP (no Redis needed)
 //
-// The short form (the default) takes about 80 s, the full form about 4
-// minutes. -redis defaults to $FLOODGATE_REDIS_ADDR. The exit status is 0
-// whether or not floodgate meets the targets; 1 when a trial could not run.
+// The short form (the default) takes about 45 s, the full form about 90 s.
+// -redis defaults to $FLOODGATE_REDIS_ADDR. The exit status is 0 whether or
+// not floodgate meets the targets; 1 when a trial could not run.
 package main
 
 import (
