@@ -1,0 +1,135 @@
+//go:build e2e
+
+// The real-server trials, short form, as scripts/e2e-real.sh runs them:
+//
+//	go test -tags e2e -count=1 -v -run TestReal ./real/   # with FLOODGATE_REDIS_ADDR set
+//
+// They build only with the e2e tag: the whole suite's plain `go test
+// ./...` runs under CI without a Redis, where this test must fail, not
+// skip; the script runs it with the tag and a Redis it started.
+
+package real
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// notYetMet lists issue 12's targets that floodgate's default gate
+// (Hybrid) misses today, by trial and name, with the numbers of
+// testdata/real-tables.md. They are logged, not asserted; every other
+// target is asserted.
+var notYetMet = map[[2]string]bool{
+	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}:      true,
+	{"Redis", "busy client: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
+	{"Redis", "no call shed by floodgate while the downstream is healthy"}:                    true,
+	{"HTTP", "latency 300 ms: floodgate's successes within the deadline ≥ net/http's"}:        true,
+	{"HTTP", "no call shed by floodgate while the downstream is healthy"}:                     true,
+}
+
+// TestReal runs the Redis trial, then the HTTP trial (one after the other:
+// the busy-client phase must be the only other job of this process), logs
+// their tables (go test -v), checks that each fault did what it says, and
+// checks issue 12's targets.
+func TestReal(t *testing.T) {
+	addr := os.Getenv(RedisAddrEnv)
+	if addr == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set (CI is set, so this is a failure): run bash scripts/e2e-real.sh, which starts a Redis", RedisAddrEnv)
+		}
+		t.Skipf("%s is not set: run bash scripts/e2e-real.sh, which starts a Redis and runs this test", RedisAddrEnv)
+	}
+	t.Run("Redis", func(t *testing.T) {
+		began := time.Now()
+		r, err := RedisTrial(addr, Short)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Redis, short form, %.0f s\n%s", time.Since(began).Seconds(), r.Table())
+		checkRedisFaults(t, r)
+		checkTargets(t, r)
+	})
+	t.Run("HTTP", func(t *testing.T) {
+		began := time.Now()
+		r, err := HTTPTrial(Short)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("HTTP through toxiproxy, short form, %.0f s\n%s", time.Since(began).Seconds(), r.Table())
+		checkHTTPFaults(t, r)
+		checkTargets(t, r)
+	})
+}
+
+// stat returns contender's numbers in phase, failing the test if r has
+// none.
+func stat(t *testing.T, r *Result, contender, phase string) PhaseStats {
+	t.Helper()
+	s, ok := r.Stat(contender, phase)
+	if !ok {
+		t.Fatalf("%s trial: no %s in phase %s", r.Trial, contender, phase)
+	}
+	return s
+}
+
+// checkRedisFaults checks that the Redis trial measured what it says:
+// the server served the plain client while healthy, and the stalls held
+// it (the deadline-honouring client lost calls).
+func checkRedisFaults(t *testing.T, r *Result) {
+	for _, c := range []string{"go-redis", "go-redis deadline"} {
+		for _, ph := range []string{"healthy", "busy client"} {
+			if s := stat(t, r, c, ph); 100*s.OK < 95*s.Offered {
+				t.Errorf("%s, %s: %d of %d calls OK, want ≥ 95%% (first error: %s)", c, ph, s.OK, s.Offered, s.FirstError)
+			}
+		}
+	}
+	if s := stat(t, r, "go-redis deadline", "stalls"); 10*s.OK > 9*s.Offered {
+		t.Errorf("stalls: go-redis deadline served %d of %d calls, want ≤ 90%%: did DEBUG SLEEP stall the server?", s.OK, s.Offered)
+	}
+}
+
+// checkHTTPFaults checks that each toxic did what it says to the plain
+// client: healthy phases served, the 2 s latency failed the calls that
+// started more than a deadline before its end (those of its last 2 s
+// are answered at the heal), the 300 ms latency slowed the answers, and
+// reset_peer failed nearly every call.
+func checkHTTPFaults(t *testing.T, r *Result) {
+	for _, ph := range []string{"healthy", "healthy after 2 s", "healthy after 300 ms", "healthy after reset"} {
+		if s := stat(t, r, "net/http", ph); 100*s.OK < 95*s.Offered {
+			t.Errorf("net/http, %s: %d of %d calls OK, want ≥ 95%% (first error: %s)", ph, s.OK, s.Offered, s.FirstError)
+		}
+	}
+	s := stat(t, r, "net/http", "latency 2 s")
+	if want := int(0.8 * Rate * (Short.Fault - Deadline).Seconds()); s.Failed < want {
+		t.Errorf("latency 2 s: net/http failed %d calls, want ≥ %d", s.Failed, want)
+	}
+	if s := stat(t, r, "net/http", "latency 300 ms"); s.OK == 0 || s.P99OK < 300*time.Millisecond {
+		t.Errorf("latency 300 ms: net/http %d calls OK, p99 %v; want some, p99 ≥ 300 ms", s.OK, s.P99OK)
+	}
+	if s := stat(t, r, "net/http", "reset_peer"); 10*s.OK > s.Offered {
+		t.Errorf("reset_peer: net/http %d of %d calls OK, want ≤ 10%%", s.OK, s.Offered)
+	}
+}
+
+// checkTargets checks issue 12's targets of r's trial, logging those on
+// notYetMet.
+func checkTargets(t *testing.T, r *Result) {
+	for _, tg := range Targets() {
+		if tg.Trial != r.Trial {
+			continue
+		}
+		measured, ok := tg.Check(r)
+		key := [2]string{tg.Trial, tg.Name}
+		switch {
+		case notYetMet[key] && ok:
+			t.Logf("target now met, assert it (remove it from notYetMet): %s: %s", tg.Name, measured)
+		case notYetMet[key]:
+			t.Logf("target not yet met: %s: %s", tg.Name, measured)
+		case !ok:
+			t.Errorf("target missed: %s: %s", tg.Name, measured)
+		default:
+			t.Logf("target met: %s: %s", tg.Name, measured)
+		}
+	}
+}
