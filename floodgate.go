@@ -289,6 +289,9 @@ func (g *Gate) attempt(ctx context.Context, fn func(context.Context) error, perm
 	}
 	// deferred so that the permit is reported even if a limit-change
 	// callback panics in Release (the slot is given back before it runs)
+	if lo == adaptive.Drop && actx.Err() == nil && !timedOut(err) {
+		lo = adaptive.Overload // the server's overload answer, not a timeout
+	}
 	defer g.breaker.Done(permit, bo, rtt, end)
 	g.limiter.Release(start, rtt, lo)
 	if g.obs != nil {
@@ -327,6 +330,16 @@ var breakerOutcome = [...]breaker.Outcome{
 	retry.ClassOverload:  breaker.Failure,
 	retry.ClassCanceled:  breaker.Ignore,
 	retry.ClassRefused:   breaker.Ignore,
+}
+
+// timedOut reports whether err is a timeout: context.DeadlineExceeded or
+// an error whose Timeout method says so (net.Error), anywhere in its chain.
+func timedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
 
 // sleep waits d, or returns ctx's error if ctx ends first.

@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -25,6 +26,18 @@ type Baseliner interface {
 	// Baseline returns the current baseline RTT, or 0 before the first
 	// success.
 	Baseline() time.Duration
+}
+
+// Grower is implemented by an [Algorithm] that lets the limit grow on
+// demand between windows: after each Update the [Limiter] reads Ceiling
+// (under the same lock), and while it is above the limit, an Acquire that
+// finds the limit reached doubles the limit, at most to the ceiling, instead
+// of shedding (TCP slow start, grown at once instead of per round trip).
+// 0 or less: no growth between windows. [Gradient] implements it.
+type Grower interface {
+	// Ceiling returns how far Acquire may raise the limit (calls); the
+	// Limiter clamps it to MaxLimit.
+	Ceiling() int
 }
 
 // Fixed keeps the limit at InitialLimit: a plain semaphore that sheds instead
@@ -62,16 +75,72 @@ type owner struct{ taken int32 }
 // claim takes the Algorithm for one Limiter: false if another has it.
 func (o *owner) claim() bool { return atomic.CompareAndSwapInt32(&o.taken, 0, 1) }
 
-// claimer is an Algorithm with an owner. nilAlg is true for a nil pointer,
-// which may sit inside a user's type that embeds one and so escape New's
-// check of the Algorithm itself.
-type claimer interface{ claim() (ok, nilAlg bool) }
+// claimer is an Algorithm of this package: claim checks that it was made
+// by its constructor and claims it for one Limiter if it holds state. It
+// returns errNilAlgorithm for a nil pointer (which may sit inside a user's
+// type that embeds one and so escape New's check of the Algorithm itself),
+// errZeroAlgorithm for a zero value (its fields would all be 0), and
+// errTaken when another Limiter runs it.
+type claimer interface{ claim() error }
+
+var (
+	errNilAlgorithm  = errors.New("holds a nil *Gradient, *Hybrid, *AIMD, *Gradient2 or *Vegas")
+	errZeroAlgorithm = errors.New("is a zero value: make it with its constructor (NewGradient, NewAIMD, ...)")
+	errTaken         = errors.New("is already run by another Limiter; it holds that limiter's state: create one per Limiter")
+)
+
+// claimState checks a stateful algorithm and claims it.
+func claimState(isNil, isZero bool, o *owner) error {
+	switch {
+	case isNil:
+		return errNilAlgorithm
+	case isZero:
+		return errZeroAlgorithm
+	case !o.claim():
+		return errTaken
+	}
+	return nil
+}
 
 // claim claims h for one Limiter.
-func (h *Hybrid) claim() (ok, nilAlg bool) { return h != nil && h.owner.claim(), h == nil }
+func (h *Hybrid) claim() error {
+	if h == nil {
+		return errNilAlgorithm
+	}
+	return claimState(false, h.growth == 0, &h.owner)
+}
 
 // claim claims g for one Limiter.
-func (g *Gradient2) claim() (ok, nilAlg bool) { return g != nil && g.owner.claim(), g == nil }
+func (g *Gradient) claim() error {
+	if g == nil {
+		return errNilAlgorithm
+	}
+	return claimState(false, g.tol == 0, &g.owner)
+}
+
+// claim claims g for one Limiter.
+func (g *Gradient2) claim() error {
+	if g == nil {
+		return errNilAlgorithm
+	}
+	return claimState(false, g.smoothing == 0, &g.owner)
+}
 
 // claim claims v for one Limiter.
-func (v *Vegas) claim() (ok, nilAlg bool) { return v != nil && v.owner.claim(), v == nil }
+func (v *Vegas) claim() error {
+	if v == nil {
+		return errNilAlgorithm
+	}
+	return claimState(false, v.smoothing == 0, &v.owner)
+}
+
+// claim checks a: AIMD holds no state, so Limiters may share one.
+func (a *AIMD) claim() error {
+	switch {
+	case a == nil:
+		return errNilAlgorithm
+	case a.backoff == 0:
+		return errZeroAlgorithm
+	}
+	return nil
+}

@@ -21,6 +21,10 @@ func limiterRow(name string, cfg Config, field, rng string) rejectRow {
 	return rejectRow{name, func() error { _, err := New(cfg); return err }, field, rng}
 }
 
+func gradientRow(name string, cfg GradientConfig, field, rng string) rejectRow {
+	return rejectRow{name, func() error { _, err := NewGradient(cfg); return err }, "Gradient " + field, rng}
+}
+
 func hybridRow(name string, cfg HybridConfig, field, rng string) rejectRow {
 	return rejectRow{name, func() error { _, err := NewHybrid(cfg); return err }, "Hybrid " + field, rng}
 }
@@ -59,6 +63,7 @@ const (
 
 // A user's Algorithm around a nil pointer to each algorithm.
 type (
+	aroundGradient  struct{ *Gradient }
 	aroundHybrid    struct{ *Hybrid }
 	aroundAIMD      struct{ *AIMD }
 	aroundGradient2 struct{ *Gradient2 }
@@ -73,6 +78,7 @@ type (
 func TestConfigRejected(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	var (
+		nilGradient  *Gradient
 		nilHybrid    *Hybrid
 		nilAIMD      *AIMD
 		nilGradient2 *Gradient2
@@ -114,6 +120,21 @@ func TestConfigRejected(t *testing.T) {
 		limiterRow("MinSamples MinInt", Config{MinSamples: math.MinInt}, "MinSamples", "[1, 1000000]"),
 		limiterRow("MinSamples MaxInt", Config{MinSamples: math.MaxInt}, "MinSamples", "[1, 1000000]"),
 		// Algorithm: a nil pointer, or a user's type around one
+		limiterRow("nil *Gradient", Config{Algorithm: nilGradient}, "Algorithm", ""),
+		limiterRow("a type around a nil *Gradient", Config{Algorithm: aroundGradient{}}, "Algorithm", ""),
+		limiterRow("&Gradient{}", Config{Algorithm: &Gradient{}}, "Algorithm", ""),
+		// Gradient
+		gradientRow("Tolerance 1.04", GradientConfig{Tolerance: 1.04}, "Tolerance", "[1.05, 10]"),
+		gradientRow("Tolerance -1", GradientConfig{Tolerance: -1}, "Tolerance", "[1.05, 10]"),
+		gradientRow("Tolerance 10.01", GradientConfig{Tolerance: 10.01}, "Tolerance", "[1.05, 10]"),
+		gradientRow("Tolerance NaN", GradientConfig{Tolerance: nan}, "Tolerance", "[1.05, 10]"),
+		gradientRow("Tolerance +Inf", GradientConfig{Tolerance: inf}, "Tolerance", "[1.05, 10]"),
+		gradientRow("NoiseFloor -1ns", GradientConfig{NoiseFloor: -1}, "NoiseFloor", "[0, 1s]"),
+		gradientRow("NoiseFloor 1s+1ns", GradientConfig{NoiseFloor: time.Second + 1}, "NoiseFloor", "[0, 1s]"),
+		gradientRow("NoiseFloor MaxInt64", GradientConfig{NoiseFloor: maxDur}, "NoiseFloor", "[0, 1s]"),
+		gradientRow("TimeoutTolerance 0.51", GradientConfig{TimeoutTolerance: 0.51}, "TimeoutTolerance", "[0, 0.5]"),
+		gradientRow("TimeoutTolerance NaN", GradientConfig{TimeoutTolerance: nan}, "TimeoutTolerance", "[0, 0.5]"),
+		gradientRow("TimeoutTolerance +Inf", GradientConfig{TimeoutTolerance: inf}, "TimeoutTolerance", "[0, 0.5]"),
 		limiterRow("nil *Hybrid", Config{Algorithm: nilHybrid}, "Algorithm", ""),
 		limiterRow("nil *AIMD", Config{Algorithm: nilAIMD}, "Algorithm", ""),
 		limiterRow("nil *Gradient2", Config{Algorithm: nilGradient2}, "Algorithm", ""),
@@ -214,6 +235,7 @@ var zeroAlgorithms = []struct {
 	name       string
 	zero, dflt func() Algorithm
 }{
+	{"&Gradient{}", func() Algorithm { return &Gradient{} }, func() Algorithm { a, _ := NewGradient(GradientConfig{}); return a }},
 	{"&Hybrid{}", func() Algorithm { return &Hybrid{} }, func() Algorithm { a, _ := NewHybrid(HybridConfig{}); return a }},
 	{"&AIMD{}", func() Algorithm { return &AIMD{} }, func() Algorithm { a, _ := NewAIMD(AIMDConfig{}); return a }},
 	{"&Gradient2{}", func() Algorithm { return &Gradient2{} }, func() Algorithm { a, _ := NewGradient2(Gradient2Config{}); return a }},

@@ -20,13 +20,21 @@ type Outcome uint8
 const (
 	// Success: the downstream answered; the RTT is a latency sample.
 	Success Outcome = iota
-	// Drop: a timeout or an overload answer (HTTP 503, 429, gRPC
-	// RESOURCE_EXHAUSTED): a congestion signal whatever the RTT.
+	// Drop: the call timed out: it held its slot until its deadline, so
+	// its RTT is not a latency sample but a congestion signal.
 	Drop
 	// Ignore: the call says nothing about the downstream's load (the caller
 	// cancelled; a permanent, transient or unknown error, whose RTT is not a
 	// latency sample); only the slot is given back.
 	Ignore
+	// Overload: the downstream answered with an overload answer (HTTP 503
+	// or 429, gRPC RESOURCE_EXHAUSTED) before the call's deadline. It counts
+	// in [Window.Drops] and in [Window.Overloads], so that an algorithm can
+	// tell the server's own load shedding from a timeout: [AIMD], [Vegas]
+	// and [Gradient2] treat it as any drop; [Gradient], the default, ignores
+	// it (a server that sheds is already doing the limiter's job, and a
+	// share of 503s that our concurrency does not cause must not cut it).
+	Overload
 )
 
 // Limiter caps the calls in flight at a limit that an [Algorithm] moves once
@@ -52,14 +60,18 @@ type Limiter struct {
 	onChange             func(from, to int, w Window)
 	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
 	baseline             atomic.Int64 // ns, the algorithm's, if it is a Baseliner
+	// ceiling is how far Acquire may raise the limit on demand (calls): the
+	// algorithm's Ceiling if it is a Grower, else 0 (never).
+	ceiling atomic.Int64
 }
 
 // New returns a Limiter configured by cfg, or an error: naming the first
-// field of cfg that is out of range, when cfg.Algorithm is a nil pointer
-// or a type of yours around a nil *Hybrid, *Gradient2 or *Vegas, or when
-// it is a [Hybrid], [Gradient2] or [Vegas] that another Limiter already
-// runs (a successful New claims it for good, even if the Limiter is later
-// dropped).
+// field of cfg that is out of range; when cfg.Algorithm is a nil pointer,
+// a type of yours around a nil algorithm of this package, or a zero value
+// of one (&AIMD{}: make each with its constructor); or when it is a
+// [Gradient], [Hybrid], [Gradient2] or [Vegas] that another Limiter
+// already runs (a successful New claims it for good, even if the Limiter
+// is later dropped).
 func New(cfg Config) (*Limiter, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -67,17 +79,14 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	alg := cfg.Algorithm
 	if alg == nil {
-		alg, _ = NewHybrid(HybridConfig{})
+		alg, _ = NewGradient(GradientConfig{})
 	}
 	if v := reflect.ValueOf(alg); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, fmt.Errorf("adaptive: Config.Algorithm is a nil %T", alg)
 	}
 	if c, ok := alg.(claimer); ok {
-		switch ok, nilAlg := c.claim(); {
-		case nilAlg:
-			return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) holds a nil *Hybrid, *Gradient2 or *Vegas", alg)
-		case !ok:
-			return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) is already run by another Limiter; it holds that limiter's state: create one per Limiter", alg)
+		if err := c.claim(); err != nil {
+			return nil, fmt.Errorf("adaptive: Config.Algorithm (%T) %w", alg, err)
 		}
 	}
 	l := &Limiter{
@@ -94,20 +103,29 @@ func New(cfg Config) (*Limiter, error) {
 		l.events = make(chan limitChange, 64)
 	}
 	l.limit.Store(int64(cfg.InitialLimit))
+	l.publishCeiling()
 	l.win.reset(0)
 	return l, nil
 }
 
 // Acquire asks for a slot. It returns true and counts the call in flight if
-// fewer than Limit calls are in flight; otherwise it returns false at once
+// fewer than Limit calls are in flight; otherwise, if the algorithm is a
+// [Grower] whose ceiling is above the limit, it doubles the limit (at most
+// to the ceiling) and admits the call; otherwise it returns false at once
 // (the call is shed; report [ErrShed]). It never blocks and never queues.
 // Every true must be paired with exactly one [Limiter.Release]; an unpaired
 // Release would let one call more than the limit in (it is not detected).
 func (l *Limiter) Acquire() bool {
 	for {
 		n := l.inFlight.Load()
-		if n >= l.limit.Load() {
-			return false
+		if lim := l.limit.Load(); n >= lim {
+			// The shed path: only here is the ceiling read.
+			c := l.ceiling.Load()
+			if n >= c {
+				return false
+			}
+			l.limit.CompareAndSwap(lim, min(c, max(2*lim, n+1)))
+			continue
 		}
 		if l.inFlight.CompareAndSwap(n, n+1) {
 			raise(&l.win.maxInFlight, n+1)
@@ -124,13 +142,15 @@ func (l *Limiter) Acquire() bool {
 // the new limit before it returns.
 func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	inFlight := l.inFlight.Add(-1)
-	if o == Ignore {
+	if o == Ignore || o > Overload {
 		return
 	}
 	now := int64(start.Sub(l.base) + rtt)
-	n := l.win.add(int64(rtt), o == Drop)
+	n := l.win.add(int64(rtt), o)
 	ws := l.win.start.Load()
-	if age := now - ws; age >= l.winMin && (n >= l.minSamples || age >= l.winMax) {
+	// A window needs MinSamples samples, or as many as the limit lets in:
+	// at a limit of 1 and an RTT of 100 ms, 10 samples would take 1 s.
+	if age := now - ws; age >= l.winMin && (n >= min(l.minSamples, l.limit.Load()) || age >= l.winMax) {
 		l.closeWindow(ws, now, inFlight)
 	}
 }
@@ -164,6 +184,7 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 	if b, ok := l.alg.(Baseliner); ok {
 		l.baseline.Store(int64(b.Baseline()))
 	}
+	l.publishCeiling()
 	if l.events != nil && next != cur {
 		select {
 		case l.events <- limitChange{int(cur), int(next), w}:
@@ -171,6 +192,14 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 		default:
 			l.dropped.Add(1)
 		}
+	}
+}
+
+// publishCeiling stores the algorithm's ceiling, clamped to [0, MaxLimit],
+// for Acquire.
+func (l *Limiter) publishCeiling() {
+	if g, ok := l.alg.(Grower); ok {
+		l.ceiling.Store(min(max(int64(g.Ceiling()), 0), l.maxLimit))
 	}
 }
 

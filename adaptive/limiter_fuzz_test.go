@@ -13,6 +13,7 @@ var fuzzAlgorithms = []struct {
 	name string
 	new  func() (Algorithm, error)
 }{
+	{"Gradient", func() (Algorithm, error) { a, err := NewGradient(GradientConfig{}); return a, err }},
 	{"Hybrid", func() (Algorithm, error) { a, err := NewHybrid(HybridConfig{}); return a, err }},
 	{"Hybrid without drop tolerance", func() (Algorithm, error) {
 		a, err := NewHybrid(HybridConfig{DropTolerance: math.Inf(-1)})

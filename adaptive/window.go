@@ -13,12 +13,19 @@ type Window struct {
 	Duration time.Duration
 	// Samples counts calls released as Success or Drop in the window (calls).
 	Samples int
-	// Drops counts calls released as Drop (calls), 0..Samples.
+	// Drops counts calls released as Drop or Overload (calls), 0..Samples.
 	Drops int
+	// Overloads counts calls released as Overload (calls), 0..Drops: the
+	// drops that were the server's overload answers, not timeouts.
+	Overloads int
 	// MeanRTT is the mean RTT of the window's successes; 0 when it had none.
 	MeanRTT time.Duration
 	// MinRTT is the smallest RTT of the window's successes; 0 when it had none.
 	MinRTT time.Duration
+	// StdDevRTT is the standard deviation of the RTTs of the window's
+	// successes (sample standard deviation, each RTT taken at most as 10 s,
+	// to the microsecond); 0 when it had fewer than two.
+	StdDevRTT time.Duration
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
 	MaxInFlight int
@@ -34,10 +41,12 @@ type window struct {
 	maxInFlight atomic.Int64
 	_           [40]byte
 	// written by every Release
-	samples atomic.Int64
-	drops   atomic.Int64
-	sumRTT  atomic.Int64 // ns, successes only
-	_       [40]byte
+	samples   atomic.Int64
+	drops     atomic.Int64
+	overloads atomic.Int64
+	sumRTT    atomic.Int64  // ns, successes only
+	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT
+	_         [24]byte
 }
 
 func (w *window) reset(now int64) {
@@ -45,12 +54,22 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// add records one sample and returns the window's sample count after it.
-func (w *window) add(rtt int64, drop bool) int64 {
-	if drop {
+// maxSqRTT caps an RTT in the sum of squares (ns): 10 s, so that the sum
+// of 10⁵ such squares in µs² (1e19) still fits a uint64.
+const maxSqRTT = int64(10 * time.Second)
+
+// add records one sample (o is Success, Drop or Overload) and returns the
+// window's sample count after it.
+func (w *window) add(rtt int64, o Outcome) int64 {
+	if o != Success {
 		w.drops.Add(1)
+		if o == Overload {
+			w.overloads.Add(1)
+		}
 	} else {
 		w.sumRTT.Add(rtt)
+		us := uint64(min(max(rtt, 0), maxSqRTT) / 1000)
+		w.sumSq.Add(us * us)
 		for {
 			m := w.minRTT.Load()
 			if rtt >= m || w.minRTT.CompareAndSwap(m, rtt) {
@@ -71,13 +90,22 @@ func (w *window) add(rtt int64, drop bool) int64 {
 func (w *window) drain(d time.Duration, inFlight int64) Window {
 	samples := w.samples.Swap(0)
 	drops := min(w.drops.Swap(0), samples)
+	overloads := min(w.overloads.Swap(0), drops)
 	sum := w.sumRTT.Swap(0)
+	sq := w.sumSq.Swap(0)
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
-	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), MaxInFlight: int(peak)}
+	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak)}
 	if ok := samples - drops; ok > 0 && minRTT != math.MaxInt64 {
 		out.MeanRTT = time.Duration(sum / ok)
 		out.MinRTT = time.Duration(minRTT)
+		if ok > 1 {
+			// In µs: Σx² − n·mean², over n − 1; a race between the sums
+			// (see above) can make it negative, which reads as 0.
+			m := float64(min(sum/ok, maxSqRTT)) / 1000
+			v := (float64(sq) - float64(ok)*m*m) / float64(ok-1)
+			out.StdDevRTT = time.Duration(math.Sqrt(max(v, 0)) * 1000)
+		}
 	}
 	return out
 }

@@ -1,0 +1,306 @@
+package adaptive
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// GradientConfig configures [Gradient]. Zero fields select the defaults.
+type GradientConfig struct {
+	// Tolerance: a window is queued when the mean RTT of its successes
+	// exceeds Tolerance × the base RTT (and the base RTT + NoiseFloor).
+	// Default 1.5; range [1.05, 10].
+	Tolerance float64
+	// NoiseFloor is the smallest rise of the mean RTT over the base RTT
+	// that can be a queue; below it a rise is noise. Default 5 ms; range
+	// [0, 1 s] (0 selects the default; use 1 ns for almost none). A pause of
+	// the client of P (a GC, a busy core) delays the calls that end during
+	// it by P/2 on average, and they are a share P/W of a window of length
+	// W, so it lifts the window's mean by about P²/2W: 5 ms for P = 50 ms
+	// at the default WindowMin of 250 ms.
+	NoiseFloor time.Duration
+	// TimeoutTolerance is the share of a window's timeouts (ratio of
+	// timeouts to timeouts plus successes) that does not cut the limit: a
+	// healthy downstream times out a few calls in its tail whatever the
+	// load. Above it the limit is cut by the share above it. Default 0.02;
+	// range [0, 0.5]; negative selects 0 (every timeout cuts).
+	TimeoutTolerance float64
+}
+
+// Defaults of [GradientConfig].
+const (
+	DefaultGradientTolerance        = 1.5
+	DefaultGradientNoiseFloor       = 5 * time.Millisecond
+	DefaultGradientTimeoutTolerance = 0.02
+)
+
+// Gradient is floodgate's default algorithm. Its model: the limit is the
+// in-flight count the downstream serves without a queue of ours, and the
+// limit is cut only on evidence that our calls build that queue. The base
+// RTT is the lowest mean RTT of a window so far. A window in which our
+// calls bind the limit and whose mean RTT r exceeds the threshold
+// max(Tolerance × base, base + NoiseFloor) cuts the limit to limit ×
+// base/r (at most by half: the in-flight count that Little's law says
+// would leave no queue at the same throughput), and the cut is an
+// experiment: one RTT later, a window whose RTT did not fall with the
+// in-flight count (by less than half the share the cut took away) shows
+// that the RTT is the downstream's new normal, not a queue of ours, so the
+// base rises to it and the cut is undone. A window with more timeouts than
+// TimeoutTolerance cuts the limit by the share above it (at most by half):
+// a timed-out call held its slot for nothing. Every other window is
+// healthy: while the last window was healthy, an Acquire that finds the
+// limit reached doubles it instead of shedding, up to ssthresh, the
+// highest limit at which a window was healthy since the last queued cut
+// (MaxLimit before the first one); a healthy window that binds at or above
+// ssthresh raises ssthresh to the limit and grows the limit by 1/8.
+// Overload answers (HTTP 503, 429) do not move the limit: a server that
+// sheds is doing the limiter's job, and a share of them that our
+// concurrency does not cause must not cut it.
+//
+//	base      = min(base, r)                       (BBR's RTprop: a minimum)
+//	threshold = max(Tolerance × base, base + NoiseFloor)
+//	timeouts share d > TimeoutTolerance τ:  limit × max(½, 1 − (d − τ))
+//	probe due, r > r₀ × (1 − f/2):          base = r, limit = limit before the cut
+//	                                        (f = 1 − p/p₀: the share of in-flight the cut took)
+//	binding and r > threshold:              limit × max(½, base/r); probe due one r later
+//	binding, healthy, limit < ssthresh:     min(2 × limit, ssthresh)
+//	binding, healthy, limit ≥ ssthresh:     ssthresh = limit; limit + max(1, limit/8)
+//
+// Sources: the gradient min RTT / sample RTT with a buffer above the min
+// RTT is Envoy's adaptive concurrency filter's gradient controller (and
+// Netflix concurrency-limits' GradientLimit); the min RTT re-measured by
+// draining, instead of assumed, is BBR's ProbeRTT (Cardwell et al., "BBR:
+// Congestion-Based Congestion Control", ACM Queue 2016), here done by the
+// cut that a suspected queue calls for anyway; slow start and ssthresh are
+// RFC 5681's. Unlike Envoy it pins no calls to measure the min RTT (which
+// sheds a downstream that is merely slower), and unlike Gradient2 its base
+// never drifts up with a queue (the runaway limits of Netflix
+// concurrency-limits #137/#165 and failsafe-go #127): it rises only when a
+// cut shows the RTT does not follow our in-flight count. A fleet of gates
+// that fill one queue together sees the same RTT rise in the same windows
+// and cuts together, so their experiments see the RTT fall.
+type Gradient struct {
+	owner owner // claimed by the Limiter that runs it
+	tol   float64
+	floor float64 // ns
+	tTol  float64
+	base  float64 // ns; 0 until the first window with successes
+	// ssthresh is the highest limit at which a binding window was healthy
+	// since the last queued cut, or that cut's limit (calls); 0: none yet.
+	ssthresh float64
+	healthy  bool    // the last judged window was healthy
+	clock    float64 // ns: the windows' durations summed
+	est      estimate
+	probing  bool
+	probe    probe
+	chained  bool // the last probe found a queue of ours and no healthy window followed
+	drainAt  float64 // ns on clock: a binding window then drains; 0 until the first binding window
+	hist     history
+}
+
+// probe is the experiment a queued cut starts.
+type probe struct {
+	drain    bool    // a periodic drain, not a queued cut
+	due      float64 // ns on Gradient.clock: windows starting then measure it
+	rtt      float64 // ns: the RTT when it began; it measures for that long
+	rate     float64 // successes per ns over the RTT before the first cut
+	peak     float64 // calls: the peak in-flight count before the first cut
+	cut      float64 // the share of that peak the cuts took away
+	limit    float64 // calls: the limit before the first cut since the RTT rose
+	ssthresh float64 // ssthresh then
+	ok, dur  float64 // successes and ns measured since due
+}
+
+// history holds the successes and durations of the last windows, to
+// measure the throughput over one RTT before a cut.
+type history struct {
+	ok, dur [16]float64
+	next    int
+}
+
+func (h *history) push(ok int, d time.Duration) {
+	h.ok[h.next], h.dur[h.next] = float64(ok), float64(max(d, 0))
+	h.next = (h.next + 1) % len(h.ok)
+}
+
+// rate returns the successes per ns of the latest windows that span at
+// least span ns (all 16 if they span less).
+func (h *history) rate(span float64) float64 {
+	var ok, dur float64
+	for i := range len(h.ok) {
+		j := (h.next - 1 - i + 2*len(h.ok)) % len(h.ok)
+		ok, dur = ok+h.ok[j], dur+h.dur[j]
+		if dur >= span {
+			break
+		}
+	}
+	if dur <= 0 {
+		return 0
+	}
+	return ok / dur
+}
+
+// NewGradient returns a Gradient algorithm, or an error naming the field
+// of cfg that is out of range.
+func NewGradient(cfg GradientConfig) (*Gradient, error) {
+	if cfg.Tolerance == 0 {
+		cfg.Tolerance = DefaultGradientTolerance
+	}
+	if cfg.NoiseFloor == 0 {
+		cfg.NoiseFloor = DefaultGradientNoiseFloor
+	}
+	if cfg.TimeoutTolerance == 0 {
+		cfg.TimeoutTolerance = DefaultGradientTimeoutTolerance
+	}
+	switch {
+	case !ratioIn(cfg.Tolerance, 1.05, 10):
+		return nil, fmt.Errorf("adaptive: Gradient Tolerance must be in [1.05, 10], got %v", cfg.Tolerance)
+	case cfg.NoiseFloor < 0 || cfg.NoiseFloor > time.Second:
+		return nil, fmt.Errorf("adaptive: Gradient NoiseFloor must be in [0, 1s], got %v", cfg.NoiseFloor)
+	case math.IsNaN(cfg.TimeoutTolerance) || cfg.TimeoutTolerance > 0.5:
+		return nil, fmt.Errorf("adaptive: Gradient TimeoutTolerance must be in [0, 0.5] (negative: 0), got %v", cfg.TimeoutTolerance)
+	}
+	return &Gradient{tol: cfg.Tolerance, floor: float64(cfg.NoiseFloor), tTol: max(cfg.TimeoutTolerance, 0), healthy: true}, nil
+}
+
+// drainEvery is how often a binding limit is halved for one RTT to
+// re-measure the base (ns): BBR's 10 s min-RTT window.
+const drainEvery = float64(10 * time.Second)
+
+// growthAbove is the growth of a binding, healthy limit at or above
+// ssthresh, per window (TCP's congestion avoidance, per window instead of
+// per round trip).
+const growthAbove = 1.0 / 8
+
+// Update applies the Gradient rule to one window.
+func (g *Gradient) Update(limit int, w Window) int {
+	est := g.est.sync(limit)
+	start := g.clock
+	g.clock += float64(max(w.Duration, 0))
+	drops := min(max(w.Drops, 0), w.Samples)
+	ok := w.Samples - drops
+	timeouts := drops - min(max(w.Overloads, 0), drops)
+	g.hist.push(ok, w.Duration)
+	if ok+timeouts <= 0 {
+		return limit // overload answers only: nothing to judge
+	}
+	// r ± 2 standard errors: the window's mean RTT is in there with 95%
+	// confidence (one success: r ± 2r).
+	r, se := 0.0, 0.0
+	if ok > 0 {
+		r = float64(max(w.MeanRTT, 0))
+		se = r
+		if ok > 1 {
+			se = float64(max(w.StdDevRTT, 0)) / math.Sqrt(float64(ok))
+		}
+	}
+	if hi := r + 2*se; r > 0 && (g.base == 0 || hi < g.base) {
+		g.base = hi
+	}
+	p := float64(max(w.MaxInFlight, 0))
+	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
+		g.healthy = false
+		return g.est.set(est * max(0.5, 1-(d-g.tTol)))
+	}
+	if g.probing {
+		if start < g.probe.due {
+			return limit // the cut's effect is still on its way
+		}
+		// Measure over one RTT: the slots freed by the calls from before
+		// the cut let new calls in at the old pace for one RTT more.
+		g.probe.ok += float64(ok)
+		g.probe.dur += float64(max(w.Duration, 0))
+		// ... and until the count can tell the two cases apart: the cut
+		// takes f m of the m calls a queue of ours would still serve, which
+		// is 4 standard deviations of m when m ≥ (4/f)².
+		if g.probe.dur < g.probe.rtt || (!g.probe.drain && g.probe.rate*g.probe.dur < 16/(g.probe.cut*g.probe.cut)) {
+			return limit
+		}
+		g.probing = false
+		if g.probe.drain {
+			// The base has had its chance to fall (min above); give the
+			// in-flight count back and judge the next window.
+			g.ssthresh = g.probe.ssthresh
+			return g.est.set(max(est, g.probe.limit))
+		}
+		// Little's law: a downstream that our calls queue at serves as many
+		// calls per second after a cut that took a share f of them away; one
+		// that we do not queue at serves a share f fewer. A throughput that
+		// fell by more than f/2 is no queue of ours.
+		// m is what the downstream would serve if it were our queue: the
+		// throughput from before the first cut since the RTT rose; the
+		// count must fall short of (1 − f/2) m by two standard deviations
+		// (Poisson), so that a window of few calls does not decide it.
+		m := g.probe.rate * g.probe.dur
+		if f := g.probe.cut; r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
+			// Undo every cut since the RTT rose: each was taken on a base
+			// that was too low.
+			g.base = r + 2*se
+			g.ssthresh = g.probe.ssthresh
+			g.healthy = true
+			return g.est.set(max(est, g.probe.limit))
+		}
+		g.chained = true // a queue of ours: a further cut undoes to the same point
+	}
+	if w.MaxInFlight >= limit && g.clock >= g.drainAt && limit > 1 {
+		// Binding for DrainEvery: halve the limit for one RTT, so that a
+		// base measured on a queue of ours (a start into an overload) can
+		// fall (BBR's ProbeRTT). A drain never raises the base.
+		if g.drainAt == 0 {
+			g.drainAt = g.clock + drainEvery
+			return limit
+		}
+		g.drainAt = g.clock + drainEvery
+		g.probing = true
+		g.probe = probe{drain: true, due: g.clock + r, rtt: r, limit: est, ssthresh: g.ssthresh}
+		return g.est.set(est / 2)
+	}
+	if r-2*se > max(g.tol*g.base, g.base+g.floor) {
+		g.healthy = false
+		next := min(est, p) * max(0.5, g.base/r)
+		if int(max(next, 1)) >= limit {
+			return limit // at the floor: no cut, no experiment
+		}
+		// The experiment runs from the first cut since the RTT rose: its
+		// limit, ssthresh, peak and throughput are the reference.
+		first := probe{limit: est, ssthresh: g.ssthresh, peak: p, rate: g.hist.rate(r)}
+		if g.chained {
+			first = g.probe
+		}
+		g.probing, g.chained = true, false
+		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
+			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
+		g.ssthresh = next
+		return g.est.set(next)
+	}
+	g.healthy, g.chained = true, false
+	if w.MaxInFlight < limit {
+		return limit // not binding: the caller does not use the limit
+	}
+	if g.ssthresh == 0 || est < g.ssthresh {
+		next := 2 * est
+		if g.ssthresh > 0 {
+			next = min(next, g.ssthresh)
+		}
+		return g.est.set(max(next, est+1))
+	}
+	g.ssthresh = est
+	return g.est.set(max(est+1, est*(1+growthAbove)))
+}
+
+// Ceiling returns how far Acquire may raise the limit before the next
+// window: ssthresh (MaxLimit before the first queued cut) while the last
+// window was healthy, else 0.
+func (g *Gradient) Ceiling() int {
+	switch {
+	case !g.healthy:
+		return 0
+	case g.ssthresh == 0:
+		return math.MaxInt32
+	}
+	return int(g.ssthresh)
+}
+
+// Baseline returns the base RTT; 0 before the first window with successes.
+func (g *Gradient) Baseline() time.Duration { return time.Duration(g.base) }
