@@ -96,6 +96,10 @@ type Gradient struct {
 	probe    probe
 	chained  bool // the last probe found a queue of ours and no healthy window followed
 	drainAt  float64 // ns on clock: a binding window then drains; 0 until the first binding window
+	growAt   float64 // ns on clock: the limit may grow again (once per RTT)
+	cutAt    float64 // ns on clock: timeouts may cut again (once per RTT)
+	grown    float64 // calls: the limit as the last Update left it
+	lastDur  float64 // ns: the last window's duration
 	hist     history
 }
 
@@ -168,6 +172,12 @@ func NewGradient(cfg GradientConfig) (*Gradient, error) {
 // re-measure the base (ns): BBR's 10 s min-RTT window.
 const drainEvery = float64(10 * time.Second)
 
+// set records the limit an Update returns.
+func (g *Gradient) set(v float64) int {
+	g.grown = v
+	return g.est.set(v)
+}
+
 // growthAbove is the growth of a binding, healthy limit at or above
 // ssthresh, per window (TCP's congestion avoidance, per window instead of
 // per round trip).
@@ -177,7 +187,8 @@ const growthAbove = 1.0 / 8
 func (g *Gradient) Update(limit int, w Window) int {
 	est := g.est.sync(limit)
 	start := g.clock
-	g.clock += float64(max(w.Duration, 0))
+	g.lastDur = float64(max(w.Duration, 0))
+	g.clock += g.lastDur
 	drops := min(max(w.Drops, 0), w.Samples)
 	ok := w.Samples - drops
 	timeouts := drops - min(max(w.Overloads, 0), drops)
@@ -199,9 +210,21 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.base = hi
 	}
 	p := float64(max(w.MaxInFlight, 0))
+	rtt := max(r, g.base, float64(max(w.Duration, 0))) // the pace of cuts and growth
+	if est > g.grown {
+		g.growAt = g.clock + rtt // Acquire grew the limit: the next growth waits one RTT
+	}
 	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
+		// At most one cut per RTT: the timeouts of one RTT are one signal.
+		if g.healthy {
+			g.ssthresh = est / 2 // RFC 5681: half the in-flight count at the first loss
+		}
 		g.healthy = false
-		return g.est.set(est * max(0.5, 1-(d-g.tTol)))
+		if g.clock < g.cutAt {
+			return g.set(est)
+		}
+		g.cutAt = g.clock + rtt
+		return g.set(est * max(0.5, 1-(d-g.tTol)))
 	}
 	if g.probing {
 		if start < g.probe.due {
@@ -222,7 +245,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// The base has had its chance to fall (min above); give the
 			// in-flight count back and judge the next window.
 			g.ssthresh = g.probe.ssthresh
-			return g.est.set(max(est, g.probe.limit))
+			return g.set(max(est, g.probe.limit))
 		}
 		// Little's law: a downstream that our calls queue at serves as many
 		// calls per second after a cut that took a share f of them away; one
@@ -236,10 +259,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 		if f := g.probe.cut; r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
-			g.base = r + 2*se
+			g.base = r
 			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
-			return g.est.set(max(est, g.probe.limit))
+			return g.set(max(est, g.probe.limit))
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
 	}
@@ -254,7 +277,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.drainAt = g.clock + drainEvery
 		g.probing = true
 		g.probe = probe{drain: true, due: g.clock + r, rtt: r, limit: est, ssthresh: g.ssthresh}
-		return g.est.set(est / 2)
+		return g.set(est / 2)
 	}
 	if r-2*se > max(g.tol*g.base, g.base+g.floor) {
 		g.healthy = false
@@ -272,21 +295,25 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
 			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
 		g.ssthresh = next
-		return g.est.set(next)
+		return g.set(next)
 	}
 	g.healthy, g.chained = true, false
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
+	if g.clock < g.growAt {
+		return g.set(est) // one growth per RTT, as TCP's per round trip
+	}
+	g.growAt = g.clock + rtt
 	if g.ssthresh == 0 || est < g.ssthresh {
 		next := 2 * est
 		if g.ssthresh > 0 {
 			next = min(next, g.ssthresh)
 		}
-		return g.est.set(max(next, est+1))
+		return g.set(max(next, est+1))
 	}
 	g.ssthresh = est
-	return g.est.set(max(est+1, est*(1+growthAbove)))
+	return g.set(max(est+1, est*(1+growthAbove)))
 }
 
 // Ceiling returns how far Acquire may raise the limit before the next
@@ -294,12 +321,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 // window was healthy, else 0.
 func (g *Gradient) Ceiling() int {
 	switch {
-	case !g.healthy:
-		return 0
+	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt:
+		return 0 // judging a cut, or grown less than one RTT ago
 	case g.ssthresh == 0:
-		return math.MaxInt32
+		return int(min(2*float64(g.est), math.MaxInt32))
 	}
-	return int(g.ssthresh)
+	return int(min(2*float64(g.est), g.ssthresh))
 }
 
 // Baseline returns the base RTT; 0 before the first window with successes.
