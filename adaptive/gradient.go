@@ -89,6 +89,7 @@ type Gradient struct {
 	// ssthresh is the highest limit at which a binding window was healthy
 	// since the last queued cut, or that cut's limit (calls); 0: none yet.
 	ssthresh float64
+	ssBase   float64 // ns: the base when ssthresh was last set by a cut
 	healthy  bool    // the last judged window was healthy
 	clock    float64 // ns: the windows' durations summed
 	est      estimate
@@ -208,16 +209,21 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	if hi := r + 2*se; r > 0 && (g.base == 0 || hi < g.base) {
 		g.base = hi
+		if g.base*g.tol < g.ssBase {
+			// The downstream got much faster: its capacity in calls is
+			// unknown again.
+			g.ssthresh, g.probe.ssthresh = 0, 0
+		}
 	}
 	p := float64(max(w.MaxInFlight, 0))
-	rtt := max(r, g.base, float64(max(w.Duration, 0))) // the pace of cuts and growth
+	rtt := max(r, g.base) // the pace of cuts and growth: once per RTT
 	if est > g.grown {
 		g.growAt = g.clock + rtt // Acquire grew the limit: the next growth waits one RTT
 	}
 	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
 		// At most one cut per RTT: the timeouts of one RTT are one signal.
 		if g.healthy {
-			g.ssthresh = est / 2 // RFC 5681: half the in-flight count at the first loss
+			g.ssthresh, g.ssBase = est/2, g.base // RFC 5681: half the in-flight count at the first loss
 		}
 		g.healthy = false
 		if g.clock < g.cutAt {
@@ -294,7 +300,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.probing, g.chained = true, false
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
 			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
-		g.ssthresh = next
+		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
 	g.healthy, g.chained = true, false
@@ -312,7 +318,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		return g.set(max(next, est+1))
 	}
-	g.ssthresh = est
+	g.ssthresh = est // the limit, all in use, was served without a queue
 	return g.set(max(est+1, est*(1+growthAbove)))
 }
 
