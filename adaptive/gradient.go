@@ -222,8 +222,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
 		// At most one cut per RTT: the timeouts of one RTT are one signal.
-		if g.healthy {
-			g.ssthresh, g.ssBase = est/2, g.base // RFC 5681: half the in-flight count at the first loss
+		if g.healthy || g.probing || g.chained {
+			// RFC 5681: half the in-flight count at the first loss; an
+			// experiment that undoes its cuts keeps it.
+			g.ssthresh, g.ssBase = est/2, g.base
+			g.probe.ssthresh = g.ssthresh
 		}
 		g.healthy = false
 		if g.clock < g.cutAt {
@@ -236,6 +239,13 @@ func (g *Gradient) Update(limit int, w Window) int {
 		if start < g.probe.due {
 			return limit // the cut's effect is still on its way
 		}
+		if g.probe.drain {
+			// The calls of the drain end in the next RTT's windows, and the
+			// base takes the lowest of them (min above); give the in-flight
+			// count back now.
+			g.probing = false
+			return g.set(max(est, g.probe.limit))
+		}
 		// Measure over one RTT: the slots freed by the calls from before
 		// the cut let new calls in at the old pace for one RTT more.
 		g.probe.ok += float64(ok)
@@ -243,16 +253,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// ... and until the count can tell the two cases apart: the cut
 		// takes f m of the m calls a queue of ours would still serve, which
 		// is 4 standard deviations of m when m ≥ (4/f)².
-		if g.probe.dur < g.probe.rtt || (!g.probe.drain && g.probe.rate*g.probe.dur < 16/(g.probe.cut*g.probe.cut)) {
+		if g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(g.probe.cut*g.probe.cut) {
 			return limit
 		}
 		g.probing = false
-		if g.probe.drain {
-			// The base has had its chance to fall (min above); give the
-			// in-flight count back and judge the next window.
-			g.ssthresh = g.probe.ssthresh
-			return g.set(max(est, g.probe.limit))
-		}
 		// Little's law: a downstream that our calls queue at serves as many
 		// calls per second after a cut that took a share f of them away; one
 		// that we do not queue at serves a share f fewer. A throughput that
@@ -276,11 +280,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// Binding for DrainEvery: halve the limit for one RTT, so that a
 		// base measured on a queue of ours (a start into an overload) can
 		// fall (BBR's ProbeRTT). A drain never raises the base.
+		next := g.clock + max(drainEvery, 20*rtt) // at most 5% of the time at half the limit
 		if g.drainAt == 0 {
-			g.drainAt = g.clock + drainEvery
+			g.drainAt = next
 			return limit
 		}
-		g.drainAt = g.clock + drainEvery
+		g.drainAt = next
 		g.probing = true
 		g.probe = probe{drain: true, due: g.clock + r, rtt: r, limit: est, ssthresh: g.ssthresh}
 		return g.set(est / 2)
