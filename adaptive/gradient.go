@@ -91,6 +91,7 @@ type Gradient struct {
 	ssthresh float64
 	ssBase   float64 // ns: the base when ssthresh was last set by a cut
 	healthy  bool    // the last judged window was healthy
+	timedOut bool    // a window has timed out since the last healthy one
 	clock    float64 // ns: the windows' durations summed
 	est      estimate
 	probing  bool
@@ -222,11 +223,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
 		// At most one cut per RTT: the timeouts of one RTT are one signal.
-		if g.healthy || g.probing || g.chained {
+		if !g.timedOut {
 			// RFC 5681: half the in-flight count at the first loss; an
 			// experiment that undoes its cuts keeps it.
 			g.ssthresh, g.ssBase = est/2, g.base
 			g.probe.ssthresh = g.ssthresh
+			g.timedOut = true
 		}
 		g.healthy = false
 		if g.clock < g.cutAt {
@@ -308,7 +310,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
-	g.healthy, g.chained = true, false
+	g.healthy, g.chained, g.timedOut = true, false, false
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
