@@ -232,7 +232,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.healthy = false
 		if g.clock < g.cutAt {
-			return g.set(est)
+			return g.set(est) // one cut per RTT
 		}
 		g.cutAt = g.clock + rtt
 		return g.set(est * max(0.5, 1-(d-g.tTol)))
@@ -292,7 +292,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.probe = probe{drain: true, due: g.clock + r, rtt: r, limit: est, ssthresh: g.ssthresh}
 		return g.set(est / 2)
 	}
-	if r-2*se > max(g.tol*g.base, g.base+g.floor) {
+	thr := max(g.tol*g.base, g.base+g.floor)
+	if r-2*se > thr {
 		g.healthy = false
 		next := min(est, p) * max(0.5, g.base/r)
 		if int(max(next, 1)) >= limit {
@@ -310,7 +311,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
-	g.healthy, g.chained, g.timedOut = true, false, false
+	// Acquire may grow the limit only after a window that is healthy for
+	// sure: one that mixes a few slow calls with fast ones may be the
+	// start of a stall.
+	g.healthy, g.chained, g.timedOut = r+2*se <= thr, false, false
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
