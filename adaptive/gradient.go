@@ -97,7 +97,6 @@ type Gradient struct {
 	probing  bool
 	probe    probe
 	chained  bool // the last probe found a queue of ours and no healthy window followed
-	drainAt  float64 // ns on clock: a binding window then drains; 0 until the first binding window
 	growAt   float64 // ns on clock: the limit may grow again (once per RTT)
 	cutAt    float64 // ns on clock: timeouts may cut again (once per RTT)
 	grown    float64 // calls: the limit as the last Update left it
@@ -107,7 +106,6 @@ type Gradient struct {
 
 // probe is the experiment a queued cut starts.
 type probe struct {
-	drain    bool    // a periodic drain, not a queued cut
 	due      float64 // ns on Gradient.clock: windows starting then measure it
 	rtt      float64 // ns: the RTT when it began; it measures for that long
 	rate     float64 // successes per ns over the RTT before the first cut
@@ -169,10 +167,6 @@ func NewGradient(cfg GradientConfig) (*Gradient, error) {
 	}
 	return &Gradient{tol: cfg.Tolerance, floor: float64(cfg.NoiseFloor), tTol: max(cfg.TimeoutTolerance, 0), healthy: true}, nil
 }
-
-// drainEvery is how often a binding limit is halved for one RTT to
-// re-measure the base (ns): BBR's 10 s min-RTT window.
-const drainEvery = float64(10 * time.Second)
 
 // set records the limit an Update returns.
 func (g *Gradient) set(v float64) int {
@@ -241,13 +235,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 		if start < g.probe.due {
 			return limit // the cut's effect is still on its way
 		}
-		if g.probe.drain {
-			// The calls of the drain end in the next RTT's windows, and the
-			// base takes the lowest of them (min above); give the in-flight
-			// count back now.
-			g.probing = false
-			return g.set(max(est, g.probe.limit))
-		}
 		// Measure over one RTT: the slots freed by the calls from before
 		// the cut let new calls in at the old pace for one RTT more.
 		g.probe.ok += float64(ok)
@@ -277,20 +264,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 			return g.set(max(est, g.probe.limit))
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
-	}
-	if w.MaxInFlight >= limit && g.clock >= g.drainAt && limit > 1 {
-		// Binding for DrainEvery: halve the limit for one RTT, so that a
-		// base measured on a queue of ours (a start into an overload) can
-		// fall (BBR's ProbeRTT). A drain never raises the base.
-		next := g.clock + max(drainEvery, 20*rtt) // at most 5% of the time at half the limit
-		if g.drainAt == 0 {
-			g.drainAt = next
-			return limit
-		}
-		g.drainAt = next
-		g.probing = true
-		g.probe = probe{drain: true, due: g.clock + r, rtt: r, limit: est, ssthresh: g.ssthresh}
-		return g.set(est / 2)
 	}
 	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
