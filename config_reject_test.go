@@ -20,14 +20,14 @@ import (
 // word) and the range; a layer's error comes through New unchanged.
 func TestNewRejected(t *testing.T) {
 	nan := math.NaN()
-	claimed, err := adaptive.NewHybrid(adaptive.HybridConfig{})
+	claimed, err := adaptive.NewGradient(adaptive.GradientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := New("owner", WithLimiter(adaptive.Config{Algorithm: claimed})); err != nil {
 		t.Fatal(err)
 	}
-	var nilHybrid *adaptive.Hybrid
+	var nilGradient *adaptive.Gradient
 	var typedNilObserver *countingObserver
 	for _, tc := range []struct {
 		name       string
@@ -44,7 +44,7 @@ func TestNewRejected(t *testing.T) {
 		{"WindowMin -1ns", "g", []Option{WithLimiter(adaptive.Config{WindowMin: -1})}, "WindowMin", "[1ms, 1m]"},
 		{"WindowMax 1m+1ns", "g", []Option{WithLimiter(adaptive.Config{WindowMax: time.Minute + 1})}, "WindowMax", "[WindowMin=250ms, 1m]"},
 		{"MinSamples 1e6+1", "g", []Option{WithLimiter(adaptive.Config{MinSamples: 1e6 + 1})}, "MinSamples", "[1, 1000000]"},
-		{"nil *Hybrid", "g", []Option{WithLimiter(adaptive.Config{Algorithm: nilHybrid})}, "Algorithm", ""},
+		{"nil *Hybrid", "g", []Option{WithLimiter(adaptive.Config{Algorithm: nilGradient})}, "Algorithm", ""},
 		{"a Hybrid another gate runs", "g", []Option{WithLimiter(adaptive.Config{Algorithm: claimed})}, "Algorithm", ""},
 		// breaker
 		{"Window 99ms", "g", []Option{WithBreaker(breaker.Config{Window: 99 * time.Millisecond})}, "Window", "[100ms, 1h]"},
@@ -92,10 +92,10 @@ func TestNewAcceptedWithMeaning(t *testing.T) {
 		t.Errorf("MinLimit 2000, MaxLimit 0: limit %d, want 2000", got)
 	}
 
-	// A negative-infinite DropTolerance: accepted (no tolerance).
-	h, err := adaptive.NewHybrid(adaptive.HybridConfig{DropTolerance: math.Inf(-1)})
+	// A negative-infinite TimeoutTolerance: accepted (no tolerance).
+	h, err := adaptive.NewGradient(adaptive.GradientConfig{TimeoutTolerance: math.Inf(-1)})
 	if err != nil {
-		t.Errorf("DropTolerance -Inf: %v, want accepted", err)
+		t.Errorf("TimeoutTolerance -Inf: %v, want accepted", err)
 	} else {
 		mustGate(t, WithLimiter(adaptive.Config{Algorithm: h}))
 	}

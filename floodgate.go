@@ -397,7 +397,8 @@ type Stats struct {
 	BudgetTokens float64       // retry budget tokens left, 0..Max
 	RecentRTT    time.Duration // mean RTT of the last window with successes
 	// BaselineRTT is the limit algorithm's RTT baseline, which each
-	// window's RTT is compared against (Hybrid: lifted during a lift; see
+	// window's RTT is compared against (Gradient: raised only when an
+	// experiment shows the RTT is not a queue of ours; see
 	// adaptive.Limiter.BaselineRTT); 0 for AIMD and Fixed, and before the
 	// first window with successes.
 	BaselineRTT time.Duration

@@ -445,11 +445,11 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// One Hybrid given to two gates: the second New fails and names the
+// One Gradient given to two gates: the second New fails and names the
 // field; a New that fails on the breaker's or the retry policy's options
-// leaves the Hybrid free.
+// leaves the Gradient free.
 func TestNewAlgorithmInTwoGates(t *testing.T) {
-	h, err := adaptive.NewHybrid(adaptive.HybridConfig{})
+	h, err := adaptive.NewGradient(adaptive.GradientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,11 +461,11 @@ func TestNewAlgorithmInTwoGates(t *testing.T) {
 		t.Fatal("New with BaseDelay -1 succeeded")
 	}
 	if _, err := New("a", lim); err != nil {
-		t.Fatalf("New after a New that failed on the breaker: %v, want the Hybrid still free", err)
+		t.Fatalf("New after a New that failed on the breaker: %v, want the Gradient still free", err)
 	}
 	_, err = New("b", lim)
-	if want := `gate "b": adaptive: Config.Algorithm (*adaptive.Hybrid) is already run by another Limiter`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("second gate with the same Hybrid: %v, want error containing %q", err, want)
+	if want := `gate "b": adaptive: Config.Algorithm (*adaptive.Gradient) is already run by another Limiter`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("second gate with the same Gradient: %v, want error containing %q", err, want)
 	}
 }
 

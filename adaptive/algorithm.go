@@ -10,7 +10,7 @@ import (
 // window, never concurrently, with the current limit and the window's
 // summary; the result is clamped to [MinLimit, MaxLimit]. An Algorithm keeps
 // state between windows, so a value must not be shared between limiters:
-// [New] refuses a [Hybrid], [Gradient2] or [Vegas] that another Limiter
+// [New] refuses a [Gradient], [Gradient2] or [Vegas] that another Limiter
 // already runs (their Update is not safe for concurrent use, and they
 // would mix two downstreams' RTTs). It cannot tell for an Algorithm of
 // your own.
@@ -21,7 +21,7 @@ type Algorithm interface {
 // Baseliner is implemented by an [Algorithm] that keeps an RTT baseline,
 // the no-load RTT it compares each window's RTT against. After each
 // Update, the [Limiter] reads it (under the same lock) and publishes it
-// through [Limiter.BaselineRTT]. Hybrid, Gradient2 and Vegas implement it.
+// through [Limiter.BaselineRTT]. Gradient, Gradient2 and Vegas implement it.
 type Baseliner interface {
 	// Baseline returns the current baseline RTT, or 0 before the first
 	// success.
@@ -84,7 +84,7 @@ func (o *owner) claim() bool { return atomic.CompareAndSwapInt32(&o.taken, 0, 1)
 type claimer interface{ claim() error }
 
 var (
-	errNilAlgorithm  = errors.New("holds a nil *Gradient, *Hybrid, *AIMD, *Gradient2 or *Vegas")
+	errNilAlgorithm  = errors.New("holds a nil *Gradient, *AIMD, *Gradient2 or *Vegas")
 	errZeroAlgorithm = errors.New("is a zero value: make it with its constructor (NewGradient, NewAIMD, ...)")
 	errTaken         = errors.New("is already run by another Limiter; it holds that limiter's state: create one per Limiter")
 )
@@ -100,14 +100,6 @@ func claimState(isNil, isZero bool, o *owner) error {
 		return errTaken
 	}
 	return nil
-}
-
-// claim claims h for one Limiter.
-func (h *Hybrid) claim() error {
-	if h == nil {
-		return errNilAlgorithm
-	}
-	return claimState(false, h.growth == 0, &h.owner)
 }
 
 // claim claims g for one Limiter.

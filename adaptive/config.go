@@ -8,17 +8,18 @@ import (
 // Config configures a [Limiter]. Every field's zero value selects the default
 // named in its doc; [New] rejects values outside the stated ranges.
 type Config struct {
-	// Algorithm moves the limit once per window. nil selects [Hybrid] with
-	// its defaults. An Algorithm holds state: give each Limiter its own
-	// ([New] refuses a Hybrid, Gradient2 or Vegas that another Limiter
+	// Algorithm moves the limit once per window. nil selects [Gradient]
+	// with its defaults. An Algorithm holds state: give each Limiter its own
+	// ([New] refuses a Gradient, Gradient2 or Vegas that another Limiter
 	// already runs).
 	Algorithm Algorithm
 
 	// InitialLimit is the limit (calls in flight) before the first window
-	// closes. Default 20; range [MinLimit, MaxLimit]. A start-up demand
-	// above it is shed until the limit grows to meet it (Hybrid: ×1.5 per
-	// binding window of at least 250 ms, so 20 → 45 in about 0.5 s); set it
-	// to the calls in flight you expect if a cold start must shed nothing.
+	// closes. Default 20; range [MinLimit, MaxLimit]. With [Gradient] (a
+	// [Grower]), a start-up demand above it is not shed: Acquire doubles the
+	// limit on demand, up to twice its value at the last window (so a demand
+	// of up to 40 from the first call); with other algorithms it is shed
+	// until the limit grows.
 	InitialLimit int
 
 	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].

@@ -23,11 +23,12 @@
 //
 // # Algorithms
 //
-//   - [Hybrid] (the default): a gradient on RTT against a slow-moving
-//     baseline, a multiplicative decrease proportional to the share of drops,
-//     and a multiplicative increase while the limit is binding; a background
-//     share of drops up to DropTolerance (2%) is not congestion. It fixes
-//     known weaknesses of AIMD and Gradient2; see its doc.
+//   - [Gradient] (the default): cuts the limit only on evidence that our
+//     own calls queue at the downstream: an RTT above its base cuts the
+//     limit, and the cut is an experiment whose throughput tells a queue of
+//     ours from a downstream that is merely slower (then the cut is undone);
+//     timeouts cut by their share; overload answers do not move it. See its
+//     doc.
 //   - [AIMD]: additive increase, multiplicative decrease on drops, as in
 //     Netflix concurrency-limits' AIMDLimit (after TCP Reno, RFC 5681).
 //   - [Gradient2]: Netflix concurrency-limits' Gradient2Limit: the ratio of a

@@ -35,51 +35,65 @@ const (
 	DefaultGradientTimeoutTolerance = 0.02
 )
 
-// Gradient is floodgate's default algorithm. Its model: the limit is the
-// in-flight count the downstream serves without a queue of ours, and the
-// limit is cut only on evidence that our calls build that queue. The base
-// RTT is the lowest mean RTT of a window so far. A window in which our
-// calls bind the limit and whose mean RTT r exceeds the threshold
-// max(Tolerance × base, base + NoiseFloor) cuts the limit to limit ×
-// base/r (at most by half: the in-flight count that Little's law says
-// would leave no queue at the same throughput), and the cut is an
-// experiment: one RTT later, a window whose RTT did not fall with the
-// in-flight count (by less than half the share the cut took away) shows
-// that the RTT is the downstream's new normal, not a queue of ours, so the
-// base rises to it and the cut is undone. A window with more timeouts than
-// TimeoutTolerance cuts the limit by the share above it (at most by half):
-// a timed-out call held its slot for nothing. Every other window is
-// healthy: while the last window was healthy, an Acquire that finds the
-// limit reached doubles it instead of shedding, up to ssthresh, the
-// highest limit at which a window was healthy since the last queued cut
-// (MaxLimit before the first one); a healthy window that binds at or above
-// ssthresh raises ssthresh to the limit and grows the limit by 1/8.
-// Overload answers (HTTP 503, 429) do not move the limit: a server that
-// sheds is doing the limiter's job, and a share of them that our
-// concurrency does not cause must not cut it.
+// Gradient is floodgate's default algorithm. Its model in one paragraph:
+// the limit is cut only on evidence that our own calls queue at the
+// downstream, and that evidence is an experiment. Each window gives the
+// mean RTT r of its successes and its standard error se; the base RTT is
+// the lowest r + 2se seen (falling at once, rising only as below). A window
+// whose r − 2se exceeds the threshold max(Tolerance × base, base +
+// NoiseFloor) may be a queue of ours: the limit is cut to the in-flight
+// count that Little's law says would serve the same throughput at the base
+// RTT (limit × base/r, at most by half), and one RTT later the throughput
+// is measured for one RTT: a queue of ours serves as many calls per second
+// after the cut, a downstream that is merely slower serves a share f fewer,
+// f the share of our calls the cut took away. If it fell by more than f/2
+// (by two standard deviations of the count), the RTT is the downstream's
+// new normal, whatever its size: the base becomes r and the limit goes
+// back to where it was before the first cut. Timeouts are the other
+// signal: a window in which more than TimeoutTolerance of the calls timed
+// out (they held their slots for nothing) cuts the limit by that share, at
+// most by half, once per RTT. Every other window grows a limit that the
+// calls in flight reach, once per RTT: doubling up to ssthresh, the last
+// limit known to be served (RFC 5681's slow-start threshold: half the
+// limit at the first timeout, the limit a queued cut left, the highest
+// limit a healthy window filled), then by 1/8. Between windows, Acquire
+// goes back to ssthresh at once, and doubles when ssthresh is unknown
+// after a window healthy for sure (r + 2se under the threshold), instead
+// of shedding ([Grower]). Overload answers (HTTP 503, 429: [Overload]) do
+// not move the limit: a server that sheds is doing the limiter's job, and
+// a share of them that our concurrency does not cause must not cut it.
 //
-//	base      = min(base, r)                       (BBR's RTprop: a minimum)
-//	threshold = max(Tolerance × base, base + NoiseFloor)
-//	timeouts share d > TimeoutTolerance τ:  limit × max(½, 1 − (d − τ))
-//	probe due, r > r₀ × (1 − f/2):          base = r, limit = limit before the cut
-//	                                        (f = 1 − p/p₀: the share of in-flight the cut took)
-//	binding and r > threshold:              limit × max(½, base/r); probe due one r later
-//	binding, healthy, limit < ssthresh:     min(2 × limit, ssthresh)
-//	binding, healthy, limit ≥ ssthresh:     ssthresh = limit; limit + max(1, limit/8)
+//	base       min over windows of r + 2se              (at least 2 successes)
+//	threshold  max(Tolerance × base, base + NoiseFloor)
+//	timeouts   share d > τ:         limit × max(½, 1 − (d − τ)), once per RTT
+//	queue      r − 2se > threshold:  limit × max(½, base/r); experiment
+//	experiment successes over one RTT, one RTT after the cut, against m, the
+//	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
+//	           limit back before the first cut
+//	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
+//	           limit and + max(1, limit/8)
+//
+// ssthresh is forgotten when the base falls below a Tolerance-th of the
+// base it was set at: a downstream that got that much faster has a new
+// capacity.
 //
 // Sources: the gradient min RTT / sample RTT with a buffer above the min
 // RTT is Envoy's adaptive concurrency filter's gradient controller (and
-// Netflix concurrency-limits' GradientLimit); the min RTT re-measured by
-// draining, instead of assumed, is BBR's ProbeRTT (Cardwell et al., "BBR:
-// Congestion-Based Congestion Control", ACM Queue 2016), here done by the
-// cut that a suspected queue calls for anyway; slow start and ssthresh are
-// RFC 5681's. Unlike Envoy it pins no calls to measure the min RTT (which
-// sheds a downstream that is merely slower), and unlike Gradient2 its base
-// never drifts up with a queue (the runaway limits of Netflix
-// concurrency-limits #137/#165 and failsafe-go #127): it rises only when a
-// cut shows the RTT does not follow our in-flight count. A fleet of gates
-// that fill one queue together sees the same RTT rise in the same windows
-// and cuts together, so their experiments see the RTT fall.
+// Netflix concurrency-limits' GradientLimit); a min RTT that is measured
+// by cutting instead of assumed is BBR's ProbeRTT (Cardwell et al., "BBR:
+// Congestion-Based Congestion Control", ACM Queue 2016), and the
+// throughput that does or does not follow the cut is BBR's delivery-rate
+// test, here done by the cut that a suspected queue calls for anyway; slow
+// start, ssthresh and one reduction per RTT are RFC 5681's. Unlike Envoy
+// it pins no calls to measure the min RTT (which sheds a downstream that
+// is merely slower), and unlike Gradient2 its base never drifts up with a
+// queue (the runaway limits of Netflix concurrency-limits #137/#165 and
+// failsafe-go #127): it rises only when a cut shows that the RTT does not
+// follow our in-flight count. A fleet of gates that fill one queue together
+// sees the same RTT rise in the same windows and cuts together, so their
+// experiments see the throughput hold. Known limitation: a start straight
+// into an overload takes the queued RTT for the base, and the limit then
+// holds above the capacity until the RTT falls below that base.
 type Gradient struct {
 	owner owner // claimed by the Limiter that runs it
 	tol   float64
@@ -91,12 +105,13 @@ type Gradient struct {
 	ssthresh float64
 	ssBase   float64 // ns: the base when ssthresh was last set by a cut
 	healthy  bool    // the last judged window was healthy
+	sure     bool    // ... and below the threshold with 95% confidence
 	timedOut bool    // a window has timed out since the last healthy one
 	clock    float64 // ns: the windows' durations summed
 	est      estimate
 	probing  bool
 	probe    probe
-	chained  bool // the last probe found a queue of ours and no healthy window followed
+	chained  bool    // the last probe found a queue of ours and no healthy window followed
 	growAt   float64 // ns on clock: the limit may grow again (once per RTT)
 	cutAt    float64 // ns on clock: timeouts may cut again (once per RTT)
 	grown    float64 // calls: the limit as the last Update left it
@@ -202,7 +217,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 			se = float64(max(w.StdDevRTT, 0)) / math.Sqrt(float64(ok))
 		}
 	}
-	if hi := r + 2*se; r > 0 && (g.base == 0 || hi < g.base) {
+	// The base takes a window's upper bound, which needs two successes
+	// (the first window's r if it has one).
+	if hi := r + 2*se; r > 0 && (g.base == 0 || ok > 1 && hi < g.base) {
+		if ok == 1 {
+			hi = r
+		}
 		g.base = hi
 		if g.base*g.tol < g.ssBase {
 			// The downstream got much faster: its capacity in calls is
@@ -274,7 +294,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		// The experiment runs from the first cut since the RTT rose: its
 		// limit, ssthresh, peak and throughput are the reference.
-		first := probe{limit: est, ssthresh: g.ssthresh, peak: p, rate: g.hist.rate(r)}
+		first := probe{limit: est, ssthresh: g.ssthresh, peak: p, rate: g.hist.rate(2 * r)}
 		if g.chained {
 			first = g.probe
 		}
@@ -287,7 +307,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// Acquire may grow the limit only after a window that is healthy for
 	// sure: one that mixes a few slow calls with fast ones may be the
 	// start of a stall.
-	g.healthy, g.chained, g.timedOut = r+2*se <= thr, false, false
+	g.healthy, g.sure, g.chained, g.timedOut = true, r+2*se <= thr, false, false
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
@@ -313,10 +333,12 @@ func (g *Gradient) Ceiling() int {
 	switch {
 	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt:
 		return 0 // judging a cut, or grown less than one RTT ago
-	case g.ssthresh == 0:
-		return int(min(2*float64(g.est), math.MaxInt32))
+	case float64(g.est) < g.ssthresh:
+		return int(g.ssthresh) // back to the last limit known to be served, at once
+	case g.ssthresh == 0 && g.sure:
+		return int(min(2*float64(g.est), math.MaxInt32)) // slow start, after a window healthy for sure
 	}
-	return int(min(2*float64(g.est), g.ssthresh))
+	return 0
 }
 
 // Baseline returns the base RTT; 0 before the first window with successes.

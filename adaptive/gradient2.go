@@ -38,7 +38,7 @@ type Gradient2Config struct {
 // window without successes leaves the limit unchanged, and a downstream that
 // fails fast with 503 never lowers it), and a slowdown that lasts is
 // forgotten: longRTT catches up with it, the gradient returns to 1 and the
-// limit creeps back up by QueueSize per window. [Hybrid] fixes both.
+// limit creeps back up by QueueSize per window. [Gradient] fixes both.
 type Gradient2 struct {
 	owner                owner // claimed by the Limiter that runs it
 	smoothing, tolerance float64

@@ -69,7 +69,7 @@ type Limiter struct {
 // field of cfg that is out of range; when cfg.Algorithm is a nil pointer,
 // a type of yours around a nil algorithm of this package, or a zero value
 // of one (&AIMD{}: make each with its constructor); or when it is a
-// [Gradient], [Hybrid], [Gradient2] or [Vegas] that another Limiter
+// [Gradient], [Gradient2] or [Vegas] that another Limiter
 // already runs (a successful New claims it for good, even if the Limiter
 // is later dropped).
 func New(cfg Config) (*Limiter, error) {

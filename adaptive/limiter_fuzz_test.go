@@ -14,9 +14,8 @@ var fuzzAlgorithms = []struct {
 	new  func() (Algorithm, error)
 }{
 	{"Gradient", func() (Algorithm, error) { a, err := NewGradient(GradientConfig{}); return a, err }},
-	{"Hybrid", func() (Algorithm, error) { a, err := NewHybrid(HybridConfig{}); return a, err }},
-	{"Hybrid without drop tolerance", func() (Algorithm, error) {
-		a, err := NewHybrid(HybridConfig{DropTolerance: math.Inf(-1)})
+	{"Gradient without timeout tolerance", func() (Algorithm, error) {
+		a, err := NewGradient(GradientConfig{TimeoutTolerance: math.Inf(-1)})
 		return a, err
 	}},
 	{"AIMD", func() (Algorithm, error) { a, err := NewAIMD(AIMDConfig{}); return a, err }},

@@ -152,7 +152,7 @@ func build() (dashboard.Dashboard, error) {
 
 	rtt := graph("RTT: baseline, min, recent, and mean attempt time", unitSeconds,
 		"baseline: the limit algorithm's no-load RTT, the one it compares each window's RTT against; it falls at once and rises "+
-			"over about 30 min (Hybrid), so a slowdown shows as recent far above baseline, and the limit falls when recent passes 2x baseline. "+
+			"only when a cut shows the higher RTT is not a queue of ours (Gradient), so a queue shows as recent far above baseline, and the limit falls when recent passes 1.5x baseline. "+
 			"min and recent: the smallest and the mean RTT of the successes of the limiter's last window that had any (per instance). "+
 			"Recent well above min = the RTTs spread out, a queue is building. Both keep their last value while no call succeeds "+
 			"(every attempt timing out), so read them with the mean attempt time: every attempt that reached the downstream, "+

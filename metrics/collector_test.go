@@ -317,7 +317,7 @@ func TestScrapeDuringCalls(t *testing.T) {
 		}
 		wg.Wait()
 		if got, _ := value(t, reg, "floodgate_rtt_baseline_seconds", nil); got != 1 {
-			t.Errorf("Hybrid's baseline after 1 s calls = %v s, want 1", got) // the window closed at its 1 s WindowMax
+			t.Errorf("Gradient's base after 1 s calls = %v s, want 1", got) // the window closed at its 1 s WindowMax
 		}
 		if got, _ := value(t, reg, "floodgate_in_flight_peak", nil); got != 0 {
 			t.Errorf("peak, all returned before the baseline scrape = %v, want 0", got)

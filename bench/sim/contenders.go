@@ -76,7 +76,7 @@ type Contender struct {
 }
 
 // Contenders returns the six contenders, in table order: floodgate
-// (Hybrid), floodgate with AIMD, floodgate with Gradient2, failsafe-go, a
+// (Gradient), floodgate with AIMD, floodgate with Gradient2, failsafe-go, a
 // fixed pool of PoolSize, and the oracle.
 func Contenders() []Contender {
 	return []Contender{
@@ -124,7 +124,7 @@ func (r *lockedRand) Int64N(n int64) int64 {
 type gate struct{ g *floodgate.Gate }
 
 // newFloodgate returns a Gate with the scenario's attempt timeout and
-// seeded jitter; alg nil keeps the default algorithm (Hybrid).
+// seeded jitter; alg nil keeps the default algorithm (Gradient).
 func newFloodgate(e Env, alg adaptive.Algorithm) (*gate, error) {
 	r := &lockedRand{rng: rand.New(rand.NewPCG(e.Seed, 0x6a7e))}
 	opts := []floodgate.Option{floodgate.WithRetry(retry.Config{AttemptTimeout: e.AttemptTimeout, Rand: r.Int64N})}

@@ -232,7 +232,7 @@ func Scenarios() []Scenario {
 		// gate together at its end, and the answers in flight at its start
 		// come back with an RTT of up to 50 ms, 50× the median. The pauses
 		// end at 30.05 s, 32.05 s, ..., off the 100 ms sampling grid. With
-		// Hybrid, pauses of 30 ms shed nothing, 50 ms shed 47 healthy calls,
+		// Hybrid (the previous default), pauses of 30 ms shed nothing, 50 ms shed 47 healthy calls,
 		// 100 ms 430 (failsafe-go: 0, 0, 233). Healthy seconds (Spare):
 		// 2–28 s and from 35 s.
 		{

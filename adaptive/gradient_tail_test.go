@@ -8,13 +8,12 @@ import (
 )
 
 // A downstream with no capacity limit (latency independent of load) and a
-// rare, long latency tail (GC pauses, cold caches) is healthy: Hybrid must
-// not read the windows that happen to hold a few more tail calls as
-// congestion. A narrower noise margin, (T − 1)·max(1/10, √(4/S)), once did:
-// with 0.1% of calls at 1 s its median limit was 18 where this holds the cap
-// (found by an adversarial review; docs/design.md, "Noise-scaled
-// tolerance").
-func TestHybridHealthyDownstreamWithLatencyTail(t *testing.T) {
+// rare, long latency tail (GC pauses, cold caches) is healthy: Gradient
+// must not read the windows that happen to hold a few more tail calls as
+// a queue (its test is the window's mean less two standard errors; the
+// Hybrid it replaced once held a median limit of 18 here with 0.1% of
+// calls at 1 s).
+func TestGradientHealthyDownstreamWithLatencyTail(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		tailShare float64       // share of calls in the tail
@@ -28,7 +27,7 @@ func TestHybridHealthyDownstreamWithLatencyTail(t *testing.T) {
 		{"5% at 50 ms", 0.05, 50 * time.Millisecond, 360},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := NewHybrid(HybridConfig{})
+			h, err := NewGradient(GradientConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
