@@ -116,8 +116,6 @@ type Gradient struct {
 	cutAt    float64 // ns on clock: timeouts may cut again (once per RTT)
 	grown    float64 // calls: the limit as the last Update left it
 	lastDur  float64 // ns: the last window's duration
-	lastOK   float64 // calls: the last window's successes
-	lastP    float64 // calls: the last window's peak in-flight count
 	hist     history
 }
 
@@ -206,7 +204,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 	ok := w.Samples - drops
 	timeouts := drops - min(max(w.Overloads, 0), drops)
 	g.hist.push(ok, w.Duration)
-	g.lastOK, g.lastP = float64(ok), float64(max(w.MaxInFlight, 0))
 	if ok+timeouts <= 0 {
 		return limit // overload answers only: nothing to judge
 	}
@@ -310,7 +307,13 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// Acquire may grow the limit only after a window that is healthy for
 	// sure: one that mixes a few slow calls with fast ones may be the
 	// start of a stall.
-	g.healthy, g.sure, g.chained, g.timedOut = true, r+2*se <= thr, false, false
+	// Healthy for sure: under the threshold with 95% confidence, and its
+	// peak in flight accounted for by its successes (Little's law: calls/s
+	// × RTT, twice that for the peak): more in flight means calls that have
+	// not come back (the first moments of a stall).
+	little := float64(ok) * r / max(float64(w.Duration), 1)
+	g.healthy, g.chained, g.timedOut = true, false, false
+	g.sure = r+2*se <= thr && p <= 2*little+4
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
@@ -334,12 +337,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 // window was healthy, else 0.
 func (g *Gradient) Ceiling() int {
 	switch {
-	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt || g.lastOK < g.lastP:
-		// Judging a cut, grown less than one RTT ago, or fewer successes
-		// in the last window than calls were in flight at its peak: the
-		// calls are not coming back as fast as they go out (the first
-		// moments of a stall), so there is no evidence for more.
-		return 0
+	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt:
+		return 0 // judging a cut, or grown less than one RTT ago
 	case float64(g.est) < g.ssthresh:
 		return int(g.ssthresh) // back to the last limit known to be served, at once
 	case g.ssthresh == 0 && g.sure:
