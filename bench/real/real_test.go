@@ -17,9 +17,10 @@ import (
 )
 
 // notYetMet lists issue 12's targets that floodgate's default gate
-// (Hybrid) misses today, by trial and name, with the numbers of
-// testdata/real-tables.md. They are logged, not asserted; every other
-// target is asserted.
+// (Gradient) does not meet in every run today, by trial and name, with the
+// numbers of testdata/real-tables.md. They are logged, not asserted; every
+// other target is asserted. The busy-client row is met in most runs
+// (within the 5% margin) but the phase is as noisy as the machine.
 var notYetMet = map[[2]string]bool{
 	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}:      true,
 	{"Redis", "busy client: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
