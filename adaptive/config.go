@@ -25,8 +25,9 @@ type Config struct {
 	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].
 	MinLimit int
 
-	// MaxLimit is the highest limit (calls). Default 1000; range
-	// [MinLimit, 1<<20].
+	// MaxLimit is the highest limit (calls). Default 1000, or MinLimit if
+	// that is larger (so a MinLimit over a zero MaxLimit is accepted);
+	// range [MinLimit, 1<<20].
 	MaxLimit int
 
 	// WindowMin is the shortest window. Default 250 ms; range [1 ms, 1 min],

@@ -52,7 +52,8 @@ type Config struct {
 
 	// AttemptTimeout bounds each attempt: it gets min(AttemptTimeout, time
 	// left before the deadline). Default 0: no bound of its own, only the
-	// deadline. Range 0 or [1 ms, 1 h]. A bound costs context.WithDeadline's
+	// deadline. Range 0 or [1 ms, 1 h]; one longer than Timeout is accepted
+	// and then never binds (the deadline cuts first). A bound costs context.WithDeadline's
 	// allocations per attempt. In a floodgate Gate an attempt cut by
 	// AttemptTimeout always counts as a failure for the breaker and a drop
 	// for the limiter; one cut by the call's deadline (Timeout or the
