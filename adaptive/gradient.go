@@ -124,7 +124,7 @@ type probe struct {
 	due      float64 // ns on Gradient.clock: windows starting then measure it
 	rtt      float64 // ns: the RTT when it began; it measures for that long
 	rate     float64 // successes per ns over the RTT before the first cut
-	peak     float64 // calls: the peak in-flight count before the first cut
+	peak     float64 // calls: the mean in-flight count before the first cut
 	cut      float64 // the share of that peak the cuts took away
 	limit    float64 // calls: the limit before the first cut since the RTT rose
 	ssthresh float64 // ssthresh then
@@ -198,6 +198,9 @@ const growthAbove = 1.0 / 8
 func (g *Gradient) Update(limit int, w Window) int {
 	est := g.est.sync(limit)
 	start := g.clock
+	if start == 0 {
+		g.grown = est // the first window: nothing grew before it
+	}
 	g.lastDur = float64(max(w.Duration, 0))
 	g.clock += g.lastDur
 	drops := min(max(w.Drops, 0), w.Samples)
@@ -231,11 +234,18 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 	}
 	p := float64(max(w.MaxInFlight, 0))
+	// The window's mean in-flight count, by Little's law: its successes
+	// per ns times their RTT.
+	little := float64(ok) * r / max(float64(w.Duration), 1)
 	rtt := max(r, g.base) // the pace of cuts and growth: once per RTT
 	if est > g.grown {
 		g.growAt = g.clock + rtt // Acquire grew the limit: the next growth waits one RTT
 	}
-	if d := float64(timeouts) / float64(ok+timeouts); d > g.tTol {
+	// Timeouts count when they exceed the tolerated share by two standard
+	// deviations (Poisson), so that one timeout in a window of ten does
+	// not cut.
+	n, m := float64(ok+timeouts), g.tTol*float64(ok+timeouts)
+	if d := float64(timeouts) / n; float64(timeouts) > m+2*math.Sqrt(m) && d > g.tTol {
 		// At most one cut per RTT: the timeouts of one RTT are one signal.
 		if !g.timedOut {
 			// RFC 5681: half the in-flight count at the first loss; an
@@ -288,13 +298,17 @@ func (g *Gradient) Update(limit int, w Window) int {
 	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
 		g.healthy = false
-		next := min(est, p) * max(0.5, g.base/r)
+		// Cut from the calls in flight on average (throughput follows the
+		// mean, not the peak).
+		inFlight := max(min(little, p), 1)
+		next := min(est, inFlight) * max(0.5, g.base/r)
 		if int(max(next, 1)) >= limit {
 			return limit // at the floor: no cut, no experiment
 		}
 		// The experiment runs from the first cut since the RTT rose: its
-		// limit, ssthresh, peak and throughput are the reference.
-		first := probe{limit: est, ssthresh: g.ssthresh, peak: p, rate: g.hist.rate(2 * r)}
+		// limit, ssthresh, in-flight count and throughput are the
+		// reference.
+		first := probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: g.hist.rate(2 * r)}
 		if g.chained {
 			first = g.probe
 		}
@@ -304,14 +318,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
-	// Acquire may grow the limit only after a window that is healthy for
-	// sure: one that mixes a few slow calls with fast ones may be the
-	// start of a stall.
-	// Healthy for sure: under the threshold with 95% confidence, and its
-	// peak in flight accounted for by its successes (Little's law: calls/s
-	// × RTT, twice that for the peak): more in flight means calls that have
-	// not come back (the first moments of a stall).
-	little := float64(ok) * r / max(float64(w.Duration), 1)
+	// Healthy for sure, so that Acquire may double an unknown limit: under
+	// the threshold with 95% confidence, and its peak in flight accounted
+	// for by its successes (twice the Little's-law mean, and some): more in
+	// flight means calls that have not come back (a stall's first moments).
 	g.healthy, g.chained, g.timedOut = true, false, false
 	g.sure = r+2*se <= thr && p <= 2*little+4
 	if w.MaxInFlight < limit {
@@ -337,6 +347,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 // window was healthy, else 0.
 func (g *Gradient) Ceiling() int {
 	switch {
+	case g.clock == 0:
+		return math.MaxInt32 // no window yet: no evidence against any demand
 	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt:
 		return 0 // judging a cut, or grown less than one RTT ago
 	case float64(g.est) < g.ssthresh:
