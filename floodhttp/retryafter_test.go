@@ -28,13 +28,13 @@ func TestParseRetryAfter(t *testing.T) {
 		{"2147483648", MaxRetryAfter, true},
 		{"99999999999999999999999999", MaxRetryAfter, true}, // would overflow int64 seconds and Duration
 		{strconv.FormatUint(math.MaxUint64, 10), MaxRetryAfter, true},
-		{"Tue, 01 Dec 2026 18:02:00 GMT", 2 * time.Minute, true},     // IMF-fixdate
-		{"Tuesday, 01-Dec-26 18:00:30 GMT", 30 * time.Second, true},  // RFC 850
-		{"Tue Dec  1 18:00:10 2026", 10 * time.Second, true},         // asctime
-		{"Tue, 01 Dec 2026 17:59:59 GMT", 0, true},                   // in the past: 0
-		{"Tue, 01 Dec 2026 18:00:00 GMT", 0, true},                   // now: 0
-		{"Thu, 01 Jan 1970 00:00:00 GMT", 0, true},                   // long past
-		{"Fri, 31 Dec 9999 23:59:59 GMT", MaxRetryAfter, true},       // far future: capped
+		{"Tue, 01 Dec 2026 18:02:00 GMT", 2 * time.Minute, true},    // IMF-fixdate
+		{"Tuesday, 01-Dec-26 18:00:30 GMT", 30 * time.Second, true}, // RFC 850
+		{"Tue Dec  1 18:00:10 2026", 10 * time.Second, true},        // asctime
+		{"Tue, 01 Dec 2026 17:59:59 GMT", 0, true},                  // in the past: 0
+		{"Tue, 01 Dec 2026 18:00:00 GMT", 0, true},                  // now: 0
+		{"Thu, 01 Jan 1970 00:00:00 GMT", 0, true},                  // long past
+		{"Fri, 31 Dec 9999 23:59:59 GMT", MaxRetryAfter, true},      // far future: capped
 		{"Wed, 02 Dec 2026 18:00:00 GMT", 24 * time.Hour, true},
 		{"", 0, false},
 		{"   ", 0, false},
