@@ -221,12 +221,12 @@ func TestHandlerReportsToLimiter(t *testing.T) {
 		}
 		<-served
 	}
-	get("/ok", "", 0)            // window 1: 1 sample
-	get("/503", "", 0)           // window 2: 1 sample, 1 drop
-	get("/500", "", 0)           // window 3: 1 sample
+	get("/ok", "", 0)  // window 1: 1 sample
+	get("/503", "", 0) // window 2: 1 sample, 1 drop
+	get("/500", "", 0) // window 3: 1 sample
 	get("/cancel", "", 5*time.Millisecond)
-	get("/deadline", "0ms", 0)   // cut at once, before the recent RTT (≥ 2 ms)
-	get("/deadline", "20ms", 0)  // window 4: cut after it: a drop
+	get("/deadline", "0ms", 0)  // cut at once, before the recent RTT (≥ 2 ms)
+	get("/deadline", "20ms", 0) // window 4: cut after it: a drop
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var got []string
