@@ -230,25 +230,24 @@ func (c *call) getConn(string) { c.getConns.Add(1) }
 func (c *call) attempt(actx context.Context) error {
 	t, req := c.t, c.req
 	if c.resp != nil { // a custom Gate classifier retried an answer we keep
-		drain(c.resp, func() {})
+		drain(c.resp)
 		c.resp = nil
 	}
 	c.n++
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-	)
+	// The attempt's deadline, if the Gate gave it one earlier than the
+	// request's: a context of its own, ended when the body is closed.
+	ctx, cancel := c.ctx, context.CancelFunc(nil)
 	d, hasD := actx.Deadline()
 	if pd, ok := c.ctx.Deadline(); hasD && (!ok || d.Before(pd)) {
 		ctx, cancel = context.WithDeadline(c.ctx, d)
-	} else {
-		ctx, cancel = context.WithCancel(c.ctx)
 	}
 	r := req.WithContext(ctx)
 	if c.n > 1 && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
-			cancel()
+			if cancel != nil {
+				cancel()
+			}
 			return &errNoReplay{err}
 		}
 		r.Body = b
@@ -290,7 +289,9 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	e := t.classify(resp, err)
 	if resp == nil {
-		cancel()
+		if cancel != nil {
+			cancel()
+		}
 		if e == nil { // a Classifier's success without an answer: not one
 			return errors.New("floodhttp: Classifier returned nil for an error without a response: " + errString(err))
 		}
@@ -298,10 +299,15 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	if e == nil || retry.Classify(e) == retry.ClassPermanent {
 		c.resp = resp
-		keepBody(resp, cancel)
+		if cancel != nil {
+			keepBody(resp, cancel)
+		}
 		return e
 	}
-	drain(resp, cancel)
+	drain(resp)
+	if cancel != nil {
+		cancel()
+	}
 	return e
 }
 
@@ -325,16 +331,15 @@ func itoa(n int) string {
 	}
 }
 
-// drain reads at most drainMax bytes of resp's body within drainTime,
-// closes it, and calls cancel.
-func drain(resp *http.Response, cancel context.CancelFunc) {
+// drain reads at most drainMax bytes of resp's body, for at most
+// drainTime (then it closes the body under the read), and closes it.
+func drain(resp *http.Response) {
 	if resp.ContentLength <= drainMax { // -1: unknown
-		stop := time.AfterFunc(drainTime, cancel)
+		stop := time.AfterFunc(drainTime, func() { _ = resp.Body.Close() })
 		_, _ = io.CopyN(io.Discard, resp.Body, drainMax)
 		stop.Stop()
 	}
 	_ = resp.Body.Close()
-	cancel()
 }
 
 // keepBody makes closing resp's body, or reading it to its end, call

@@ -439,3 +439,34 @@ func TestNewTransportNilGate(t *testing.T) {
 		t.Error("NewClient(nil) did not fail")
 	}
 }
+
+// A failed attempt whose body stalls (a 503 that declares 4000 bytes,
+// sends 10 and stops) is drained for at most drainTime, then closed: the
+// retries go on, with no deadline to end them.
+func TestTransportDrainOfStalledBodyIsBounded(t *testing.T) {
+	var n atomic.Int32
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Length", "4000")
+		w.WriteHeader(503)
+		_, _ = io.WriteString(w, "0123456789")
+		http.NewResponseController(w).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	client, _ := newClient(t, newGate(t, fastRetry), Config{})
+	start := time.Now()
+	_, err := client.Get(srv.URL) // no deadline
+	took := time.Since(start)
+	if !errors.Is(err, floodgate.ErrAttemptsExhausted) || n.Load() != 3 {
+		t.Fatalf("err %v after %d requests, want ErrAttemptsExhausted after 3", err, n.Load())
+	}
+	if took < 3*drainTime || took > 3*drainTime+5*time.Second {
+		t.Errorf("took %v, want about 3 × %v (each stalled drain cut)", took, drainTime)
+	}
+}
