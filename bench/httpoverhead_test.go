@@ -73,7 +73,9 @@ var httpContenders = []httpContender{
 			AbortOnErrors(circuitbreaker.ErrOpen, adaptivelimiter.ErrExceeded).
 			Build()
 		cb := circuitbreaker.NewBuilder[*http.Response]().
-			HandleIf(func(_ *http.Response, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
+			HandleIf(func(_ *http.Response, err error) bool {
+				return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded)
+			}).
 			WithFailureRateThreshold(0.5, 20, 10*time.Second).
 			WithSuccessThreshold(3).
 			Build()
