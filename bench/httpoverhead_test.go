@@ -5,8 +5,14 @@ package bench
 // failsafehttp (docs/http.md, "Overhead").
 //
 //	BenchmarkHTTPRoundTrip/<contender>  one GET at a time, each contender alone
-//	BenchmarkHTTPOverhead               the three interleaved, request by request, in one
-//	                                    run: medians, the added cost and its ratios
+//	BenchmarkHTTPOverhead               all interleaved, request by request, in one run:
+//	                                    medians, each one's added cost, floodhttp's as a
+//	                                    share of the round trip and of failsafehttp's
+//
+// Besides net/http, floodhttp and failsafehttp, three reference rows split
+// floodhttp's cost: net/http+header (a header more on the wire),
+// floodhttp-noheaders (Config.NoAttemptHeader and NoTimeoutHeader), and
+// guard (Gate.Guard around the bare transport).
 //
 // Each contender has its own pool (http.Transport) to one server that
 // answers "ok"; each request's body is read and closed.
@@ -47,6 +53,17 @@ var httpContenders = []httpContender{
 		}
 		return t
 	}},
+	// net/http sending one header more (Floodgate-Attempt: 1) on a copy of
+	// the request: what a header costs on the wire, the server's parsing
+	// included, whoever adds it.
+	{"net/http+header", func(_ testing.TB, base http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			r2 := r.WithContext(r.Context())
+			r2.Header = http.Header{floodhttp.AttemptHeader: []string{"1"}}
+			return base.RoundTrip(r2)
+		})
+	}},
+	// floodhttp without its two headers.
 	{"floodhttp-noheaders", func(tb testing.TB, base http.RoundTripper) http.RoundTripper {
 		g := newGate(tb, floodgate.WithLimiter(adaptive.Config{MinLimit: limitFloor}))
 		t, err := floodhttp.NewTransport(g, floodhttp.Config{Base: base, NoAttemptHeader: true, NoTimeoutHeader: true})
@@ -55,6 +72,7 @@ var httpContenders = []httpContender{
 		}
 		return t
 	}},
+	// Guard around the bare transport: the Gate's own share.
 	{"guard", func(tb testing.TB, base http.RoundTripper) http.RoundTripper {
 		g := newGate(tb, floodgate.WithLimiter(adaptive.Config{MinLimit: limitFloor}))
 		return rtFunc(func(r *http.Request) (resp *http.Response, err error) {
@@ -151,7 +169,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 
 // BenchmarkHTTPOverhead makes one GET through each contender per op, in
 // turn (the order rotating), so that the machine's noise falls on all
-// three alike, and reports the median of each, what floodhttp and
+// alike, and reports the median of each, what floodhttp and
 // failsafehttp add to net/http's median, floodhttp's added cost as a
 // percentage of net/http's round trip, and floodhttp's added cost over
 // failsafehttp's.

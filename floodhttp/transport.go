@@ -128,6 +128,14 @@ func NewClient(gate *floodgate.Gate, cfg Config) (*http.Client, error) {
 // idle timeouts that do not match (the server's shorter than the client's).
 func (t *Transport) HiddenRetries() int64 { return t.hidden.Load() }
 
+// CloseIdleConnections closes Base's idle connections, if Base has such a
+// method (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // Gate returns the Transport's Gate.
 func (t *Transport) Gate() *floodgate.Gate { return t.gate }
 
