@@ -3,6 +3,8 @@ package floodhttp
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -257,5 +259,25 @@ func TestNewHandlerRejects(t *testing.T) {
 		if _, err := NewHandler(tc.next, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err %v, want one naming %s", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// A handler that panics gives its slot back (net/http's server recovers
+// the panic and closes the connection).
+func TestHandlerPanicReleasesSlot(t *testing.T) {
+	h := newHandler(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }),
+		HandlerConfig{Limiter: adaptive.Config{Algorithm: adaptive.Fixed{}, InitialLimit: 1}})
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Start()
+	defer srv.Close()
+	for range 3 {
+		if resp, err := http.Get(srv.URL); err == nil {
+			resp.Body.Close()
+			t.Fatalf("status %d, want the connection closed by the panic", resp.StatusCode)
+		}
+	}
+	if n := h.Limiter().InFlight(); n != 0 {
+		t.Errorf("%d in flight after 3 panics, want 0", n)
 	}
 }

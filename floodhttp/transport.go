@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -269,7 +270,7 @@ func (c *call) attempt(actx context.Context) error {
 			if c.n <= len(attemptValues) {
 				h[AttemptHeader] = attemptValues[c.n-1]
 			} else {
-				h.Set(AttemptHeader, itoa(c.n))
+				h[AttemptHeader] = []string{strconv.Itoa(c.n)}
 			}
 		}
 		if t.timeoutHdr && hasD {
@@ -301,7 +302,7 @@ func (c *call) attempt(actx context.Context) error {
 			cancel()
 		}
 		if e == nil { // a Classifier's success without an answer: not one
-			return errors.New("floodhttp: Classifier returned nil for an error without a response: " + errString(err))
+			return errors.New("floodhttp: Classifier returned nil for an error without a response: " + err.Error())
 		}
 		return e
 	}
@@ -317,26 +318,6 @@ func (c *call) attempt(actx context.Context) error {
 		cancel()
 	}
 	return e
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return err.Error()
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 // drain reads at most drainMax bytes of resp's body, for at most

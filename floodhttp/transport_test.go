@@ -470,3 +470,60 @@ func TestTransportDrainOfStalledBodyIsBounded(t *testing.T) {
 		t.Errorf("took %v, want about 3 × %v (each stalled drain cut)", took, drainTime)
 	}
 }
+
+// The classification is replaceable: a Classifier that calls 404 transient
+// makes it retried, and one that calls 503 permanent returns it at once.
+func TestTransportCustomClassifier(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		statuses []int
+		classify Classifier
+		attempts int
+		want     int
+	}{
+		{"404 transient", []int{404, 404, 200}, func(resp *http.Response, err error) error {
+			if err == nil && resp.StatusCode == 404 {
+				return retry.Transient(&StatusError{StatusCode: 404})
+			}
+			return Classify(resp, err)
+		}, 3, 200},
+		{"503 permanent", []int{503, 200}, func(resp *http.Response, err error) error {
+			if err == nil && resp.StatusCode == 503 {
+				return retry.Permanent(&StatusError{StatusCode: 503})
+			}
+			return Classify(resp, err)
+		}, 1, 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s seen
+			srv := statusServer(t, &s, tc.statuses...)
+			client, _ := newClient(t, newGate(t, fastRetry), Config{Classify: tc.classify})
+			resp, err := client.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || s.n() != tc.attempts {
+				t.Errorf("status %d after %d attempts, want %d after %d", resp.StatusCode, s.n(), tc.want, tc.attempts)
+			}
+		})
+	}
+}
+
+// A body that GetBody cannot replay ends the call after the attempt that
+// sent it, never counted against the downstream.
+func TestTransportGetBodyFails(t *testing.T) {
+	var s seen
+	srv := statusServer(t, &s, 503)
+	g := newGate(t, fastRetry)
+	client, _ := newClient(t, g, Config{})
+	req, _ := http.NewRequest("PUT", srv.URL, strings.NewReader("payload"))
+	req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("spool gone") }
+	_, err := client.Do(req)
+	if !errors.Is(err, floodgate.ErrNotRetried) || s.n() != 1 || !strings.Contains(err.Error(), "spool gone") {
+		t.Errorf("err %v after %d requests; want ErrNotRetried with GetBody's error after 1", err, s.n())
+	}
+	if c := g.Breaker().Counts(); c.Calls != 1 {
+		t.Errorf("breaker counted %d calls, want 1 (the refused replay is not one)", c.Calls)
+	}
+}
