@@ -1,8 +1,10 @@
 package floodhttp
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,6 +51,7 @@ type HandlerConfig struct {
 //	the deadline passed sooner (the caller's deadline was short)  ignored
 //	the handler answered 503                                   drop (an overload answer)
 //	any other answer (2xx, 4xx, 429, 500, ...)                 success, its latency a sample
+//	the handler hijacked the connection                        ignored
 //	the handler panicked                                       ignored (the panic goes on)
 //
 // A handler's 503 is its own overload answer (it shed, or what it calls
@@ -150,7 +153,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	h.next.ServeHTTP(sw, r)
 	rtt = time.Since(start)
-	o = outcome(rctx.Err(), ctx.Err(), sw.status, rtt, h.limiter.RecentRTT())
+	if !sw.hijacked { // a hijacked connection's time is its own protocol's, not a latency
+		o = outcome(rctx.Err(), ctx.Err(), sw.status, rtt, h.limiter.RecentRTT())
+	}
 }
 
 // outcome is what the limiter learns from a request served in rtt: clientErr
@@ -174,7 +179,19 @@ func outcome(clientErr, ctxErr error, status int, rtt, recent time.Duration) ada
 // statusWriter records the status a handler answers with.
 type statusWriter struct {
 	http.ResponseWriter
-	status int // 0 until WriteHeader or Write
+	status   int // 0 until WriteHeader or Write
+	hijacked bool
+}
+
+// Hijack takes over the connection if the underlying writer can
+// (http.ResponseController's Hijack); the limiter then ignores the
+// request.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return c, rw, err
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -178,12 +179,26 @@ func (r *windows) Update(limit int, w adaptive.Window) int {
 
 // The Handler reports each request to its limiter as the table says: one
 // window per sample (WindowMin 1 ms, MinSamples 1, each handler taking at
-// least 2 ms), none for a request the client cancelled or cut by a
-// deadline sooner than the recent RTT.
+// least 2 ms), none for a request the client cancelled, one cut by a
+// deadline sooner than the recent RTT, or one whose handler hijacked the
+// connection.
 func TestHandlerReportsToLimiter(t *testing.T) {
 	rec := &windows{}
+	hijacked := make(chan net.Conn, 1)
+	defer func() { (<-hijacked).Close() }()
 	h := newHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case "/hijack": // answers by hand, and keeps the connection open
+			time.Sleep(2 * time.Millisecond)
+			c, bw, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = bw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			_ = bw.Flush()
+			hijacked <- c
+			return
 		case "/cancel", "/deadline":
 			<-r.Context().Done()
 			w.WriteHeader(504)
@@ -227,6 +242,7 @@ func TestHandlerReportsToLimiter(t *testing.T) {
 	get("/503", "", 0) // window 2: 1 sample, 1 drop
 	get("/500", "", 0) // window 3: 1 sample
 	get("/cancel", "", 5*time.Millisecond)
+	get("/hijack", "", 0)
 	get("/deadline", "0ms", 0)  // cut at once, before the recent RTT (≥ 2 ms)
 	get("/deadline", "20ms", 0) // window 4: cut after it: a drop
 	rec.mu.Lock()
