@@ -64,9 +64,9 @@ func TestThreeServicesRetryOwnership(t *testing.T) {
 			defer a.Close()
 
 			user, _ := newClient(t, chainGate(t, "user", tc.minCalls), cfg)
+			start := time.Now() // before the deadline is set: it is at least start + timeout
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			start := time.Now()
 			req, _ := http.NewRequestWithContext(ctx, "GET", a.URL, nil)
 			_, err := user.Do(req)
 			var se *StatusError
