@@ -114,12 +114,19 @@ func TestHandlerOwnershipAndDeadline(t *testing.T) {
 				owned = floodgate.RetriesOwned(r.Context())
 				deadline, hasD = r.Context().Deadline()
 			}), tc.cfg)
-			r := httptest.NewRequest("GET", "/", nil)
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer http.DefaultClient.CloseIdleConnections()
+			req, _ := http.NewRequest("GET", srv.URL, nil)
 			for k, v := range tc.headers {
-				r.Header.Set(k, v)
+				req.Header.Set(k, v)
 			}
 			start = time.Now()
-			h.ServeHTTP(httptest.NewRecorder(), r)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
 			end := time.Now()
 			if owned != tc.owned {
 				t.Errorf("RetriesOwned %v, want %v", owned, tc.owned)
