@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/floodgate-go/floodgate"
@@ -73,6 +74,7 @@ type Handler struct {
 	timeout    time.Duration
 	attempt    bool
 	deadline   bool
+	shed       atomic.Int64
 }
 
 // NewHandler returns a Handler serving next with cfg, or an error: next
@@ -110,9 +112,13 @@ func NewHandler(next http.Handler, cfg HandlerConfig) (*Handler, error) {
 // count.
 func (h *Handler) Limiter() *adaptive.Limiter { return h.limiter }
 
+// Shed counts the requests answered over the limit since NewHandler.
+func (h *Handler) Shed() int64 { return h.shed.Load() }
+
 // ServeHTTP admits r or sheds it (see [Handler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.limiter.Acquire() {
+		h.shed.Add(1)
 		w.Header()["Retry-After"] = h.retryAfter
 		w.WriteHeader(h.status)
 		return

@@ -70,9 +70,9 @@ func TestHandlerShedsOverTheLimit(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			if resp.StatusCode != tc.status || resp.Header.Get("Retry-After") != tc.retryAfter || ran != 1 {
-				t.Errorf("shed answer %d, Retry-After %q, handler ran %d times; want %d, %q, 1",
-					resp.StatusCode, resp.Header.Get("Retry-After"), ran, tc.status, tc.retryAfter)
+			if resp.StatusCode != tc.status || resp.Header.Get("Retry-After") != tc.retryAfter || ran != 1 || h.Shed() != 1 {
+				t.Errorf("shed answer %d, Retry-After %q, handler ran %d times, Shed %d; want %d, %q, 1, 1",
+					resp.StatusCode, resp.Header.Get("Retry-After"), ran, h.Shed(), tc.status, tc.retryAfter)
 			}
 			http.DefaultClient.CloseIdleConnections()
 		})
