@@ -92,7 +92,7 @@
 //	server's hint longer than MaxDelay           *Error                ErrWaitTooLong
 //	retry budget empty                           *Error                ErrBudgetExhausted
 //	MaxAttempts made (1 included), error         *Error                ErrAttemptsExhausted
-//	  retryable
+//	  retryable (1 attempt: WithRetriesOwned)
 //	non-idempotent call without a key, error     *Error                ErrNotRetried
 //	  retryable
 //	a retry failed with an error never retried   *Error                ErrNotRetried, or

@@ -30,7 +30,9 @@ var (
 	// the retry policy's Timeout passed.
 	ErrDeadline = retry.ErrDeadline
 	// ErrAttemptsExhausted: the last attempt's error would have been
-	// retried, but MaxAttempts attempts were made (1 included).
+	// retried, but MaxAttempts attempts were made (1 included), or the
+	// one attempt of a call whose context says an upstream owns the
+	// retries ([WithRetriesOwned]).
 	ErrAttemptsExhausted = retry.ErrAttemptsExhausted
 	// ErrWaitTooLong: the server's retry-after hint is longer than the retry
 	// policy's MaxDelay; the call ended at once with the hint, whatever its

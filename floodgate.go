@@ -179,7 +179,12 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		if g.breaker.OpenAt(end) {
 			blocked = ErrOpen
 		}
-		d := g.retry.Decide(ctx, attempt, err, class, end, deadline, hasDeadline, blocked)
+		var d retry.Decision
+		if class.Retryable() && RetriesOwned(ctx) { // an upstream retries: one attempt (read on failures only)
+			d.Stop, d.Hint = ErrAttemptsExhausted, hintOf(err)
+		} else {
+			d = g.retry.Decide(ctx, attempt, err, class, end, deadline, hasDeadline, blocked)
+		}
 		if !d.Retry {
 			o := outcomeOf(d.Stop)
 			switch {
@@ -340,6 +345,12 @@ func timedOut(err error) bool {
 	}
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// hintOf is err's retry-after hint, 0 if none.
+func hintOf(err error) time.Duration {
+	d, _ := retry.Hint(err)
+	return d
 }
 
 // sleep waits d, or returns ctx's error if ctx ends first.

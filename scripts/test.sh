@@ -22,6 +22,8 @@ fuzz_targets=(
   "./retry FuzzBackoff"
   "./adaptive FuzzLimiter"
   "./breaker FuzzWindow"
+  "./floodhttp FuzzParseRetryAfter"
+  "./floodhttp FuzzClassify"
 )
 fuzztime=${FUZZTIME:-4s}
 for pair in "${fuzz_targets[@]}"; do

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The demo runs against its own server and each call ends as its line
+// says.
+func TestDemo(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	for _, want := range []string{
+		`server saw 3 request(s) [attempt 1 attempt 2 attempt 3]`,
+		`status 404`,
+		`retry-after hint longer than MaxDelay, attempts: 1`,
+		`retry after 2m0s`,
+		`body "first part, second part"`,
+		`retry attempts exhausted, attempts: 3, last status 500`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
