@@ -16,10 +16,9 @@ type Config struct {
 
 	// InitialLimit is the limit (calls in flight) before the first window
 	// closes. Default 20; range [MinLimit, MaxLimit]. With [Gradient] (a
-	// [Grower]), a start-up demand above it is not shed: Acquire doubles the
-	// limit on demand, up to twice its value at the last window (so a demand
-	// of up to 40 from the first call); with other algorithms it is shed
-	// until the limit grows.
+	// [Grower]), a start-up demand above it is not shed: Acquire raises the
+	// limit on demand, up to MaxLimit before the first window closes; with
+	// other algorithms it is shed until the limit grows.
 	InitialLimit int
 
 	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].

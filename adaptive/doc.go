@@ -9,17 +9,20 @@
 // otherwise the call is shed at once with [ErrShed]: the limiter never queues.
 // When the call ends the slot is given back with [Limiter.Release], together
 // with the call's round-trip time (RTT) and its outcome: [Success] (a sample
-// of the downstream's latency), [Drop] (a timeout or an overload answer such
-// as HTTP 503 or 429: a sign of congestion whatever its RTT) or [Ignore] (the
-// caller cancelled, or the error says nothing about load).
+// of the downstream's latency), [Drop] (a timeout: the call held its slot
+// until its deadline), [Overload] (an overload answer such as HTTP 503 or
+// 429 before the deadline) or [Ignore] (the caller cancelled, or the error
+// says nothing about load).
 //
 // Samples are summed into a window (atomic counters, no lock). A window closes
-// once it is at least WindowMin old and holds MinSamples samples, or once it
-// is WindowMax old with any sample at all, drops included: a window never
-// needs a success to close. The goroutine whose Release closes the window
-// hands the window's summary (samples, drops, mean and minimum RTT, peak
-// in-flight) to the [Algorithm], which returns the next limit; the limiter
-// clamps it to [MinLimit, MaxLimit].
+// once it is at least WindowMin old and holds min(MinSamples, limit)
+// samples, or once it is WindowMax old with any sample at all, drops
+// included: a window never needs a success to close. The goroutine whose
+// Release closes the window hands the window's summary (samples, drops and
+// overloads, mean, minimum and standard deviation of the successes' RTT,
+// peak in-flight) to the [Algorithm], which returns the next limit; the limiter clamps it to [MinLimit, MaxLimit]. An
+// Algorithm that is a [Grower] also lets Acquire raise the limit on demand
+// between windows, up to its Ceiling, instead of shedding.
 //
 // # Algorithms
 //

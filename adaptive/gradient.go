@@ -343,8 +343,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 }
 
 // Ceiling returns how far Acquire may raise the limit before the next
-// window: ssthresh (MaxLimit before the first queued cut) while the last
-// window was healthy, else 0.
+// window: MaxLimit before the first window; ssthresh while the limit is
+// below it and the last window was healthy; twice the limit when ssthresh
+// is unknown and the last window was healthy for sure; else 0 (during an
+// experiment, within one RTT of the last growth, after a cut).
 func (g *Gradient) Ceiling() int {
 	switch {
 	case g.clock == 0:

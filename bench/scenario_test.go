@@ -126,15 +126,14 @@ func TestScenarioS7NestedLayers(t *testing.T) { runScenario(t, "S7") }
 
 // S8: the downstream becomes 2× slower for good, with capacity to spare.
 // Protects: a slowdown that is not congestion is served, not shed (the
-// Hybrid lift): before it, floodgate's limit fell to 1–13 and it served
-// 67.7 of 200 calls/s.
+// experiment of the default, Gradient; before any rule for it, floodgate's
+// limit fell to 1–13 and it served 67.7 of 200 calls/s).
 func TestScenarioS8LastingSlowdown(t *testing.T) { runScenario(t, "S8") }
 
 // S9: a healthy downstream answers 2% of calls with a 503, whatever the
-// load. Protects: a background share of drops is not congestion (Hybrid's
-// DropTolerance): before it, floodgate lost 3,251 of the healthy calls and
-// served 361.7 of 400 calls/s (AIMD, which cuts on every drop as Netflix's
-// does, serves 231.6).
+// load. Protects: overload answers that our concurrency does not cause do
+// not cut (Gradient ignores them); when every drop cut, floodgate lost
+// 3,251 of the healthy calls and served 361.7 of 400 calls/s.
 func TestScenarioS9BackgroundDrops(t *testing.T) { runScenario(t, "S9") }
 
 // S10: tripwire's staged slowdown, 50 ms → 150 ms → 50 ms on 12 workers,
