@@ -302,8 +302,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// mean, not the peak).
 		inFlight := max(min(little, p), 1)
 		next := min(est, inFlight) * max(0.5, g.base/r)
-		if int(max(next, 1)) >= limit {
-			return limit // at the floor: no cut, no experiment
+		if int(max(next, 1)) >= limit || inFlight < 2 {
+			// At the floor, or fewer than two calls in flight on average:
+			// no queue of ours to cut, and a cut that takes none of our
+			// calls away could not tell one (a busy client at 1 ms RTT).
+			return limit
 		}
 		// The experiment runs from the first cut since the RTT rose: its
 		// limit, ssthresh, in-flight count and throughput are the

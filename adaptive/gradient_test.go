@@ -679,6 +679,11 @@ func TestGradientUpdateRules(t *testing.T) {
 		{"a queued window cuts to the mean in flight × base/r", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 99), handWin(100, 0, 0, 40*ms, 0, 60)}, 8, 20 * ms, 0},
 		// r = 100 ms: 40 in flight on average, × max(½, 20/100)
 		{"a queued window cuts at most by half", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 99), handWin(100, 0, 0, 100*ms, 0, 200)}, 20, 20 * ms, 0},
+		// 10 calls of 40 ms in 250 ms: 1.6 in flight on average; a cut would
+		// take none away and its experiment could never be judged (a
+		// first version cut, then waited for ever: a busy client at 1 ms
+		// RTT was held at limit 1, 48 healthy calls shed in bench/real)
+		{"fewer than two calls in flight: no cut", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 99), handWin(10, 0, 0, 40*ms, 0, 1)}, 100, 20 * ms, -1},
 		{"under the threshold: no cut", 100, []Window{warm, handWin(100, 0, 0, 29*ms, 0, 100)}, 200, 20 * ms, -1},
 		// r − 2se = 29 ms ≤ thr: not queued, and not healthy for sure
 		{"a doubtful window does not cut, nor lets Acquire grow", 100, []Window{warm, handWin(100, 0, 0, 31*ms, 10*ms, 100)}, 200, 20 * ms, 0},
