@@ -12,9 +12,9 @@
 // from the gate's atomics at scrape time; the counters and histograms are
 // updated by the gate's [floodgate.Observer] calls, with no map lookup and no
 // allocation per call. Every series has the labels gate (the gate's name)
-// and side (client); the only other labels are fixed enums (outcome,
-// attempt, state, from, to), so the series count is bounded by the number
-// of gates.
+// and side ("client" for a gate, "server" for a floodhttp Handler, below);
+// the only other labels are fixed enums (outcome, attempt, state, from,
+// to), so the series count is bounded by the number of gates and Handlers.
 //
 // Package floodhttp's Transport and Handler are exported too, read at
 // scrape time from their atomics (nothing is added to their requests):
@@ -22,9 +22,8 @@
 // Gate's series (side client), and [Collector.ObserveHandler] exports a
 // server Handler, which has an adaptive limiter but no Gate, under a name
 // of your choice with side server: the limiter series (limit, in_flight,
-// in_flight_peak, rtt_*) and http_shed_total. side is "client" or
-// "server": add side="client" to a query of limit or in_flight that must
-// see only gates.
+// in_flight_peak, rtt_*) and http_shed_total. Add side="client" to a
+// query of those that must see only gates.
 //
 // Metrics, all prefixed floodgate_ (a Handler's: the limiter's six and
 // http_shed_total):
