@@ -27,10 +27,16 @@ const (
 // the data source's scrape interval and the panel's resolution.
 const window = "[$__rate_interval]"
 
-// sel is the selector every query starts from: the chosen job, the chosen
-// gates, and extra matchers if any.
-func sel(extra ...string) string {
-	return "{" + strings.Join(append([]string{`job="$job"`, `gate=~"$gate"`}, extra...), ", ") + "}"
+// sel is the selector every query of a gate's series starts from: the
+// chosen job, the chosen gates, side client (a floodhttp.Handler's limiter
+// series share the names, with side server), and extra matchers if any.
+func sel(extra ...string) string { return selSide("client", extra...) }
+
+// serverSel is sel for the series of floodhttp Handlers (side server).
+func serverSel(extra ...string) string { return selSide("server", extra...) }
+
+func selSide(side string, extra ...string) string {
+	return "{" + strings.Join(append([]string{`job="$job"`, `gate=~"$gate"`, `side="` + side + `"`}, extra...), ", ") + "}"
 }
 
 var datasource = common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.ToPtr("${datasource}")}
@@ -214,6 +220,36 @@ func build() (dashboard.Dashboard, error) {
 		query{"max by (gate) (max_over_time(floodgate_in_flight_peak" + sel() + window + ") / max_over_time(floodgate_limit" + sel() + window + "))", "{{gate}} peak (busiest instance)"},
 	), 0.9)
 
+	hidden := graph("HTTP client: hidden retries", unitRate,
+		"Per gate with a floodhttp.Transport: requests that net/http's Transport re-sent on its own within one attempt, per second, unseen "+
+			"by the gate (a request that failed on a reused keep-alive connection before any answer, sent again on a new one). Each is one "+
+			"request more on the wire than the attempts count. A burst after the server restarts or drops idle connections is expected (at "+
+			"most one per stale pooled connection); a steady rate means the idle timeouts disagree: set the server's idle timeout above the "+
+			"client's IdleConnTimeout. attempts: the gate's attempts per second, for scale (the alert FloodgateHiddenRetries fires above 1% of "+
+			"them for 15 minutes).",
+		query{byGate("rate(floodgate_http_hidden_retries_total" + sel() + window + ")"), "{{gate}} hidden retries"},
+		query{byGate("rate(floodgate_attempts_total"+sel()+window+")") + " and on (gate) " +
+			byGate("rate(floodgate_http_hidden_retries_total"+sel()+window+")"), "{{gate}} attempts"},
+	)
+
+	serverLimit := graph("HTTP server: in-flight vs limit", unitCount,
+		"Per floodhttp.Handler (its name in the gate label) and instance: limit, how many requests its adaptive limiter admits at once; "+
+			"in-flight, requests being served at the scrape; peak, the most since the previous scrape. In-flight at the limit means the "+
+			"Handler sheds (next panel). The limit falls when the handler's latency inflates or its requests run out of time; a handler slowed "+
+			"by what it calls shows here and in the panels above of the gate it calls through.",
+		query{"max by (gate, instance) (floodgate_limit" + serverSel() + ")", "{{gate}} {{instance}} limit"},
+		query{"max by (gate, instance) (floodgate_in_flight" + serverSel() + ")", "{{gate}} {{instance}} in-flight"},
+		query{"max by (gate, instance) (floodgate_in_flight_peak" + serverSel() + ")", "{{gate}} {{instance}} in-flight peak"},
+	)
+
+	serverShed := graph("HTTP server: shed rate", unitRate,
+		"Requests a floodhttp.Handler answered at once over its limit, with 503 (or 429) and Retry-After, per second: by Handler, and per "+
+			"instance. The Handler counts no admitted requests: read its share from the server's own request metrics. A floodgate client "+
+			"upstream sees these as overload answers and backs off by Retry-After.",
+		query{byGate("rate(floodgate_http_shed_total" + serverSel() + window + ")"), "{{gate}} shed"},
+		query{byInstance("rate(floodgate_http_shed_total" + serverSel() + window + ")"), "{{gate}} {{instance}} shed"},
+	)
+
 	// Panel ids in layout order, rows included: Grafana wants them unique.
 	id := uint32(0)
 	next := func() uint32 { id++; return id }
@@ -262,6 +298,10 @@ func build() (dashboard.Dashboard, error) {
 		WithRow(row("Fleet and capacity")).
 		WithPanel(fleet.Id(next())).
 		WithPanel(utilisation.Id(next())).
+		WithRow(row("HTTP: floodhttp servers and client transports")).
+		WithPanel(serverLimit.Id(next())).
+		WithPanel(serverShed.Id(next())).
+		WithPanel(hidden.Id(next())).
 		Build()
 }
 

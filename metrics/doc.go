@@ -11,11 +11,22 @@
 // The gauges (limit, in-flight, RTTs, breaker state, budget tokens) are read
 // from the gate's atomics at scrape time; the counters and histograms are
 // updated by the gate's [floodgate.Observer] calls, with no map lookup and no
-// allocation per call. Every series has the label gate (the gate's name);
-// the only other labels are fixed enums (outcome, attempt, state, from, to),
-// so the series count is bounded by the number of gates.
+// allocation per call. Every series has the labels gate (the gate's name)
+// and side ("client" for a gate, "server" for a floodhttp Handler, below);
+// the only other labels are fixed enums (outcome, attempt, state, from,
+// to), so the series count is bounded by the number of gates and Handlers.
 //
-// Metrics, all prefixed floodgate_:
+// Package floodhttp's Transport and Handler are exported too, read at
+// scrape time from their atomics (nothing is added to their requests):
+// [Collector.ObserveTransport] adds a Transport's hidden retries to its
+// Gate's series (side client), and [Collector.ObserveHandler] exports a
+// server Handler, which has an adaptive limiter but no Gate, under a name
+// of your choice with side server: the limiter series (limit, in_flight,
+// in_flight_peak, rtt_*) and http_shed_total. Add side="client" to a
+// query of those that must see only gates.
+//
+// Metrics, all prefixed floodgate_ (a Handler's: the limiter's six and
+// http_shed_total):
 //
 //	limit                          gauge    current concurrency limit (calls)
 //	in_flight                      gauge    calls holding a limiter slot now
@@ -30,6 +41,8 @@
 //	breaker_transitions_total{from,to} counter breaker state changes
 //	call_duration_seconds          histogram user calls that reached the downstream, first attempt start to return
 //	attempt_duration_seconds       histogram each attempt's RTT
+//	http_hidden_retries_total      counter  a gate's floodhttp Transports' hidden retries (side client)
+//	http_shed_total                counter  requests a floodhttp Handler shed (side server)
 //
 // The histograms have classic buckets from 1 ms to 30 s ([Buckets]) and
 // native (sparse) buckets with a growth factor of 1.1.

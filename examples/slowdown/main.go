@@ -25,6 +25,7 @@ import (
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/metrics"
 	"github.com/floodgate-go/floodgate/retry"
 )
 
@@ -113,12 +114,14 @@ func run(o options, w io.Writer) error {
 
 	transitions := make(chan string, 16)
 	opts := []floodgate.Option{}
+	var collector *metrics.Collector
 	if o.metricsAddr != "" {
 		stop, c, err := serveMetrics(o.metricsAddr, w)
 		if err != nil {
 			return err
 		}
 		defer stop()
+		collector = c
 		opts = append(opts, c.Observe())
 	}
 	if o.verbose {
@@ -135,6 +138,11 @@ func run(o options, w io.Writer) error {
 		}}))...)
 	if err != nil {
 		return err
+	}
+	if collector != nil {
+		if err := observeIdleTransport(collector, gate); err != nil {
+			return err
+		}
 	}
 	nv := &naive{client: newHTTPClient(o.pool), url: dNaive.url, timeout: o.attemptTimeout, backoff: o.backoff}
 	defer nv.client.CloseIdleConnections()

@@ -88,8 +88,13 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`floodgate_limit{gate="shipping-quote"}`, `floodgate_calls_total{gate="shipping-quote",outcome="success"}`,
-		`floodgate_breaker_state{gate="shipping-quote",state="closed"}`, `floodgate_attempt_duration_seconds_bucket{gate="shipping-quote",le="0.1"}`} {
+	for _, want := range []string{`floodgate_limit{gate="shipping-quote",side="client"}`,
+		`floodgate_calls_total{gate="shipping-quote",outcome="success",side="client"}`,
+		`floodgate_breaker_state{gate="shipping-quote",side="client",state="closed"}`,
+		`floodgate_attempt_duration_seconds_bucket{gate="shipping-quote",side="client",le="0.1"}`,
+		`floodgate_http_hidden_retries_total{gate="shipping-quote",side="client"} 0`,
+		`floodgate_limit{gate="metrics",side="server"}`, `floodgate_in_flight{gate="metrics",side="server"} 1`, // this scrape
+		`floodgate_http_shed_total{gate="metrics",side="server"} 0`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
