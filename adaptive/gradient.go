@@ -271,8 +271,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.probe.dur += float64(max(w.Duration, 0))
 		// ... and until the count can tell the two cases apart: the cut
 		// takes f m of the m calls a queue of ours would still serve, which
-		// is 4 standard deviations of m when m ≥ (4/f)².
-		if g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(g.probe.cut*g.probe.cut) {
+		// is 4 standard deviations of m when m ≥ (4/f)². f is the share the
+		// limit in force takes (MinLimit may have clamped the cut); one that
+		// takes less than a tenth cannot tell: the cut is undone.
+		f := min(g.probe.cut, 1-est/g.probe.peak)
+		if f >= 0.1 && (g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(f*f)) {
 			return limit
 		}
 		g.probing = false
@@ -285,7 +288,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// count must fall short of (1 − f/2) m by two standard deviations
 		// (Poisson), so that a window of few calls does not decide it.
 		m := g.probe.rate * g.probe.dur
-		if f := g.probe.cut; r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
+		if f < 0.1 || r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
 			g.base = r

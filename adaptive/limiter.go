@@ -180,6 +180,11 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 	}
 	cur := l.limit.Load()
 	next := min(max(int64(l.alg.Update(int(cur), w)), l.minLimit), l.maxLimit)
+	if _, ok := l.alg.(Grower); ok {
+		// No growth between the new limit and its ceiling: an Acquire in
+		// that gap would pair a cut with the old ceiling and undo it.
+		l.ceiling.Store(0)
+	}
 	l.limit.Store(next)
 	if b, ok := l.alg.(Baseliner); ok {
 		l.baseline.Store(int64(b.Baseline()))
