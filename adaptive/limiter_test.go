@@ -232,7 +232,7 @@ func TestFastDropsLowerLimit(t *testing.T) {
 // call held its slot for nothing); when every call still succeeds (no
 // timeout), the slowdown is the downstream's new normal, not a queue of
 // ours: the cut that suspects a queue is an experiment that costs a few
-// RTTs (measured: the last call shed 14.06 s after the onset), and from 10
+// RTTs (measured: the last call shed 14.08 s after the onset), and from 10
 // RTTs (20 s) after the onset nothing is shed (the Hybrid this replaced
 // held the limit down for the whole 5 min). After the heal, nothing is
 // shed from 1.5 s on: at limit 1, a call let in just before the heal holds
