@@ -43,7 +43,8 @@ const (
 // whose r − 2se exceeds the threshold max(Tolerance × base, base +
 // NoiseFloor) may be a queue of ours: the limit is cut to the in-flight
 // count that Little's law says would serve the same throughput at the base
-// RTT (limit × base/r, at most by half), and one RTT later the throughput
+// RTT (the window's mean in-flight count × base/r, at most by half; no cut
+// with fewer than two calls in flight), and one RTT later the throughput
 // is measured for one RTT: a queue of ours serves as many calls per second
 // after the cut, a downstream that is merely slower serves a share f fewer,
 // f the share of our calls the cut took away. If it fell by more than f/2
@@ -66,7 +67,8 @@ const (
 //	base       min over windows of r + 2se              (at least 2 successes)
 //	threshold  max(Tolerance × base, base + NoiseFloor)
 //	timeouts   share d > τ:         limit × max(½, 1 − (d − τ)), once per RTT
-//	queue      r − 2se > threshold:  limit × max(½, base/r); experiment
+//	queue      r − 2se > threshold:  n̄ × max(½, base/r); experiment
+//	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut
