@@ -3,6 +3,7 @@ package fleet
 import (
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,15 +131,16 @@ func TestRefusedIsLocal(t *testing.T) {
 
 // A Redis that accepts and never answers (the client ignores the context's
 // deadline: ContextTimeoutEnabled false, ReadTimeout 1 s): a sync gives up
-// at Timeout, the next one sends nothing while the first is in flight, and
-// Close waits for it.
+// at Timeout, the next one sends nothing while the first is in flight (one
+// connection, not two), and Close waits for it.
 func TestStalledRedisTimesOut(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	var conns []net.Conn
+	var conns []net.Conn // held open, never answered
+	var mu sync.Mutex
 	accepted := make(chan struct{})
 	go func() {
 		defer close(accepted)
@@ -147,7 +149,9 @@ func TestStalledRedisTimesOut(t *testing.T) {
 			if err != nil {
 				return
 			}
-			conns = append(conns, c) // held open, never answered
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 		}
 	}()
 	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ReadTimeout: time.Second})
@@ -162,9 +166,13 @@ func TestStalledRedisTimesOut(t *testing.T) {
 	began = time.Now()
 	f.syncAll()
 	second := time.Since(began)
-	if f.State() != Local || f.Fallbacks() != 1 || first >= 500*time.Millisecond || second >= 100*time.Millisecond {
-		t.Errorf("state %v, %d fallbacks, first sync %v, second %v; want local, 1, < 500 ms (the client's ReadTimeout is 1 s), < 100 ms",
-			f.State(), f.Fallbacks(), first, second)
+	time.Sleep(50 * time.Millisecond) // a second connection, if one were dialled, is accepted by now
+	mu.Lock()
+	n := len(conns)
+	mu.Unlock()
+	if f.State() != Local || f.Fallbacks() != 1 || first >= 500*time.Millisecond || second >= 100*time.Millisecond || n != 1 {
+		t.Errorf("state %v, %d fallbacks, first sync %v, second %v, %d connections; want local, 1, < 500 ms (the client's ReadTimeout is 1 s), < 100 ms, 1",
+			f.State(), f.Fallbacks(), first, second, n)
 	}
 	f.Close()
 	client.Close()

@@ -144,10 +144,11 @@ func TestSyncNoScript(t *testing.T) {
 	}
 }
 
-// Redis killed, then back: the next sync is in local mode, logged and
-// counted once however many fail; the budget earns up to LocalMax as
-// without fleet mode; once Redis answers, the first sync shares again
-// (logged once), holding no more than the lease.
+// Redis killed, then back: the next sync is in local mode (the budget
+// keeps the deposits it failed to send), logged and counted once however
+// many fail; the budget earns up to LocalMax as without fleet mode; once
+// Redis answers, the first sync shares again (logged once), holding no
+// more than the lease.
 func TestSyncFallbackResync(t *testing.T) {
 	s := ownRedis(t)
 	c := newClient(t, s.addr)
@@ -157,7 +158,14 @@ func TestSyncFallbackResync(t *testing.T) {
 	f, b := newFleet(t, c, Config{Prefix: p, Logger: logs.logger(), OnStateChange: func(st State) { changes = append(changes, st) }})
 	f.syncAll()
 	s.kill()
-	for range 3 {
+	for range 50 { // 5 tokens: the failed sync must leave them (7 in all)
+		b.Deposit()
+	}
+	f.syncAll()
+	if kept := b.Tokens(); kept != 7 {
+		t.Errorf("a failed sync left %v tokens of 7", kept)
+	}
+	for range 2 {
 		f.syncAll()
 	}
 	for range 1000 {
