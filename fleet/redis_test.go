@@ -30,7 +30,7 @@ const redisAddrEnv = "FLOODGATE_REDIS_ADDR"
 
 // redisAddr returns the script's Redis, skipping the test without one
 // (failing it under CI).
-func redisAddr(t *testing.T) string {
+func redisAddr(t testing.TB) string {
 	t.Helper()
 	addr := os.Getenv(redisAddrEnv)
 	if addr == "" {
@@ -43,14 +43,14 @@ func redisAddr(t *testing.T) string {
 }
 
 // newClient returns a client of addr, closed at the test's end.
-func newClient(t *testing.T, addr string) *redis.Client {
+func newClient(t testing.TB, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 // prefix returns a Config.Prefix no other test or run uses.
-func prefix(t *testing.T) string {
+func prefix(t testing.TB) string {
 	return fmt.Sprintf("fleettest-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
