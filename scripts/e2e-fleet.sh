@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fleet mode against a real Redis (issue 15, fleet/): the sync's unit
-# tests, the 3-process shared-budget test and the Redis kill-and-restart
-# test, all of fleet/'s tests built with the e2e tag.
+# tests, the 3-process shared-budget test, the Redis kill-and-restart
+# test, the cost tests, all of fleet/'s tests built with the e2e tag; then
+# examples/fleet's short run.
 #
 #   bash scripts/e2e-fleet.sh        # about 30 s
 #
@@ -70,5 +71,9 @@ done
 [ -n "$port" ] || { echo "e2e-fleet: FAIL: redis-server did not start on any of 20 ports" >&2; exit 1; }
 export FLOODGATE_REDIS_ADDR="127.0.0.1:$port"
 
-(cd fleet && go test -tags e2e -race -count=1 -v ./... 2>&1 | grep -v '^=== \|pool.go:') # go-redis's dial retries while Redis is down are noise
+# go-redis's dial retries while Redis is down are noise
+for dir in fleet examples/fleet; do
+  echo "== go test -tags e2e -race -count=1 ./... in $dir"
+  (cd "$dir" && go test -tags e2e -race -count=1 -v ./... 2>&1 | grep -v '^=== \|pool.go:')
+done
 echo "e2e-fleet: ok in $((SECONDS - began)) s"
