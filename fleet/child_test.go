@@ -35,7 +35,7 @@ type childReport struct {
 	Calls     int // user calls (Guard)
 	Retries   int // attempts beyond the first
 	Fallbacks uint64
-	End       string // State at the end
+	End       string // State at the end, before Close
 	Bad       int    // Guard errors other than the downstream's, retries exhausted or budget exhausted
 	FirstBad  string
 	MaxGuard  time.Duration // slowest Guard call
@@ -129,8 +129,9 @@ func runChild() error {
 			r.Bad++
 		}
 	}
+	r.End = f.State().String()
 	f.Close()
-	r.Calls, r.Fallbacks, r.End = calls, f.Fallbacks(), f.State().String()
+	r.Calls, r.Fallbacks = calls, f.Fallbacks()
 	slices.Sort(durations)
 	r.MaxGuard, r.P99Guard = durations[len(durations)-1], durations[len(durations)*99/100]
 	var lastShared int64

@@ -137,16 +137,18 @@ func (f *Fleet) Start() error {
 // Close stops the sync and waits for its goroutines: at once, unless a
 // Redis call is in flight, which it waits for (go-redis returns it at
 // the client's ReadTimeout, or at once if the client has
-// ContextTimeoutEnabled). The budgets keep working, locally; the lease a
-// process holds is not given back (its tokens are lost to the fleet).
-// Close does not close the client. It returns nil, and may be called more
-// than once.
+// ContextTimeoutEnabled). The budgets keep working, locally: the state is
+// Local from then on (OnStateChange is called if it was Shared); the
+// lease a process holds is not given back (its tokens are lost to the
+// fleet). Close does not close the client. It returns nil, and may be
+// called more than once.
 func (f *Fleet) Close() error {
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()
 	f.cancel()
 	f.wg.Wait()
+	f.setState(Local)
 	return nil
 }
 

@@ -52,7 +52,7 @@ func spend(b *retry.Budget) int {
 // One process, step by step: the first sync creates the bucket full (Max)
 // and enters shared mode; each sync tops the local budget up to Lease from
 // the bucket; deposits above the lease go to the bucket, up to Max; the
-// key expires after KeyTTL.
+// key expires after KeyTTL; Close leaves the process local.
 func TestSyncLease(t *testing.T) {
 	c := newClient(t, redisAddr(t))
 	p := prefix(t)
@@ -89,6 +89,10 @@ func TestSyncLease(t *testing.T) {
 	ttl, err := c.PTTL(context.Background(), budgetKey(p, "g")).Result()
 	if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute {
 		t.Errorf("key TTL %v (%v), want in (9 min, 10 min]", ttl, err)
+	}
+	f.Close()
+	if f.State() != Local {
+		t.Errorf("after Close: state %v, want local (the budget is no longer synced)", f.State())
 	}
 }
 

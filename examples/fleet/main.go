@@ -123,8 +123,9 @@ func replica(o options) error {
 		})
 		r.Retries-- // the first attempt
 	}
+	r.State = f.State().String() // before Close, which makes it local
 	f.Close()
-	r.Fallbacks, r.State = f.Fallbacks(), f.State().String()
+	r.Fallbacks = f.Fallbacks()
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
