@@ -124,3 +124,35 @@ func (b *Budget) Tokens() float64 {
 	_, m := b.limits()
 	return float64(m-b.spent.Load()) / credit
 }
+
+// CreditsPerToken is the unit of [Budget.Trim] and [Budget.Add]: the
+// budget counts thousandths of a token, and a retry costs one token.
+const CreditsPerToken = credit
+
+// Trim takes every credit above keep out of the budget, in one atomic
+// step, and returns the credits taken and the credits left (at most keep).
+// It is for a syncer that moves tokens between this budget and a shared
+// one (package fleet): Deposit, Withdraw and Refund do not use it and cost
+// the same with or without it. A keep ≤ 0 takes everything.
+func (b *Budget) Trim(keep int64) (taken, held int64) {
+	_, m := b.limits()
+	keep = max(keep, 0)
+	for {
+		s := b.spent.Load()
+		held = m - s
+		if held <= keep {
+			return 0, held
+		}
+		if b.spent.CompareAndSwap(s, m-keep) {
+			return held - keep, keep
+		}
+	}
+}
+
+// Add puts c credits into the budget, up to Max (what is above it is
+// lost), for a syncer as [Budget.Trim]. A c ≤ 0 does nothing.
+func (b *Budget) Add(c int64) {
+	if c > 0 {
+		b.give(c)
+	}
+}

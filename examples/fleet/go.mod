@@ -1,0 +1,22 @@
+module github.com/floodgate-go/floodgate/examples/fleet
+
+go 1.26.0
+
+replace (
+	github.com/floodgate-go/floodgate => ../../
+	github.com/floodgate-go/floodgate/fleet => ../../fleet
+)
+
+require (
+	github.com/floodgate-go/floodgate v0.0.0-00010101000000-000000000000
+	github.com/floodgate-go/floodgate/fleet v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/sony/gobreaker/v2 v2.4.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs a replica when the test binary is re-executed as one (run
+// starts os.Executable), else the tests under goleak.
+func TestMain(m *testing.M) {
+	if o, err := parseFlags(os.Args[1:]); err == nil && o.replica != "" {
+		if err := replica(o); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" = valid
+	}{
+		{nil, ""},
+		{[]string{"-replicas", "0"}, "-replicas must be in [1, 20]"},
+		{[]string{"-calls", "0"}, "-calls must be in [1, 1000000]"},
+		{[]string{"-span", "2m"}, "-span must be in [0, 1m]"},
+		{[]string{"-bogus"}, "flag provided but not defined"},
+	} {
+		_, err := parseFlags(tc.args)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("parseFlags(%q) = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

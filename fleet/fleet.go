@@ -1,0 +1,174 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/floodgate-go/floodgate/retry"
+	"github.com/redis/go-redis/v9"
+)
+
+// State is a process's fleet mode.
+type State int32
+
+// The states of a [Fleet].
+const (
+	// Local: every gate spends its own local budget, as without fleet mode:
+	// before the first sync, and from the first failed sync until one
+	// succeeds again.
+	Local State = iota
+	// Shared: the last sync succeeded; each gate's local budget holds a
+	// lease of the fleet's bucket.
+	Shared
+)
+
+// String returns "local" or "shared".
+func (s State) String() string {
+	if s == Shared {
+		return "shared"
+	}
+	return "local"
+}
+
+// Fleet shares the retry budgets of named gates between the processes of a
+// fleet through Redis. Create one with [New], get each gate's budget with
+// [Fleet.Budget], then [Fleet.Start] the background sync and [Fleet.Close]
+// it at exit. Its methods are safe for concurrent use.
+type Fleet struct {
+	client redis.UniversalClient
+	s      settings
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the sync goroutine and a Redis call in flight
+
+	mu      sync.Mutex
+	gates   map[string]*gate
+	order   []*gate // in creation order, synced in this order
+	started bool
+	closed  bool
+
+	state     atomic.Int32  // a State
+	fallbacks atomic.Uint64 // failed syncs that began a stretch of local mode
+
+	// Used by the sync goroutine only.
+	failing bool          // the last sync failed
+	pending <-chan result // a Redis call that timed out and has not returned yet
+}
+
+// gate is one named gate's local budget and its key.
+type gate struct {
+	key    string
+	budget *retry.Budget
+	level  atomic.Int64 // credits in the fleet bucket after the last sync; -1 before
+}
+
+// New returns a Fleet syncing through client, or an error when client is
+// nil or naming the first field of cfg that is out of range. It makes no
+// Redis call: that is the sync's job, once started.
+func New(client redis.UniversalClient, cfg Config) (*Fleet, error) {
+	if client == nil {
+		return nil, errors.New("fleet: client must not be nil")
+	}
+	s, err := validate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{client: client, s: s, gates: map[string]*gate{}}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f, nil
+}
+
+// Budget returns the retry budget of the gate named name, for
+// retry.Config.Budget (floodgate.WithRetry): the same *retry.Budget for the
+// same name, shared with every process of the fleet that uses that name
+// and Prefix. Guard spends from it locally, one atomic per call as without
+// fleet mode; the sync moves tokens between it and the fleet's bucket.
+// It holds Lease tokens until the first sync. It returns an error when
+// name is empty or holds '{' or '}', or when the Fleet is closed.
+func (f *Fleet) Budget(name string) (*retry.Budget, error) {
+	if name == "" || strings.ContainsAny(name, "{}") {
+		return nil, fmt.Errorf("fleet: gate name must be non-empty without '{' or '}', got %q", name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errors.New("fleet: Budget after Close")
+	}
+	if g, ok := f.gates[name]; ok {
+		return g.budget, nil
+	}
+	b, err := retry.NewBudget(retry.BudgetConfig{Ratio: f.s.Ratio, Max: f.s.LocalMax})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err) // unreachable: validate checked both
+	}
+	b.Trim(f.s.lease)
+	g := &gate{key: budgetKey(f.s.Prefix, name), budget: b}
+	g.level.Store(-1)
+	f.gates[name] = g
+	f.order = append(f.order, g)
+	return b, nil
+}
+
+// budgetKey is the key of a gate's fleet bucket: its hash tag is
+// {prefix:name}, shared by every key of the gate.
+func budgetKey(prefix, name string) string { return "{" + prefix + ":" + name + "}:budget" }
+
+// Start starts the background sync: one sync at once, then one every
+// Interval. It returns an error if the Fleet was started or closed before.
+func (f *Fleet) Start() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.closed:
+		return errors.New("fleet: Start after Close")
+	case f.started:
+		return errors.New("fleet: Start called twice")
+	}
+	f.started = true
+	f.wg.Add(1)
+	go f.run()
+	return nil
+}
+
+// Close stops the sync and waits for its goroutines: at once, unless a
+// Redis call is in flight, which it waits for (go-redis returns it at
+// the client's ReadTimeout, or at once if the client has
+// ContextTimeoutEnabled). The budgets keep working, locally: the state is
+// Local from then on (OnStateChange is called if it was Shared); the
+// lease a process holds is not given back (its tokens are lost to the
+// fleet). Close does not close the client. It returns nil, and may be
+// called more than once.
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.cancel()
+	f.wg.Wait()
+	f.setState(Local)
+	return nil
+}
+
+// State returns the process's mode now.
+func (f *Fleet) State() State { return State(f.state.Load()) }
+
+// Fallbacks returns how many times the process fell back to local mode
+// because a sync failed (a stretch of failed syncs counts once).
+func (f *Fleet) Fallbacks() uint64 { return f.fallbacks.Load() }
+
+// Tokens returns the tokens in the fleet's bucket of the gate named name
+// as of this process's last successful sync, and false if it has none
+// (no such gate, or no sync succeeded yet).
+func (f *Fleet) Tokens(name string) (float64, bool) {
+	f.mu.Lock()
+	g, ok := f.gates[name]
+	f.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	c := g.level.Load()
+	return float64(c) / retry.CreditsPerToken, c >= 0
+}

@@ -1,0 +1,161 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// syncScript applies one process's deposits to a gate's fleet bucket and
+// grants its next lease, atomically. KEYS[1] is the bucket (credits, a
+// string; missing: full). ARGV: deposit, need, max (credits), TTL (ms).
+// It returns {grant, credits left}.
+var syncScript = redis.NewScript(`
+local max = tonumber(ARGV[3])
+local b = tonumber(redis.call('GET', KEYS[1]) or ARGV[3])
+b = math.min(max, b + tonumber(ARGV[1]))
+local grant = math.max(0, math.min(tonumber(ARGV[2]), b))
+b = b - grant
+redis.call('SET', KEYS[1], b, 'PX', ARGV[4])
+return {grant, b}
+`)
+
+// errPending: the last Redis call timed out and has not returned: no new
+// one is sent until it does.
+var errPending = errors.New("fleet: previous Redis call still in flight")
+
+// result is a Redis call's answer.
+type result struct {
+	v   []int64
+	err error
+}
+
+// run is the sync goroutine.
+func (f *Fleet) run() {
+	defer f.wg.Done()
+	t := time.NewTicker(f.s.Interval)
+	defer t.Stop()
+	for {
+		f.syncAll()
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// syncAll syncs every gate, in order, and sets the state: Local from the
+// first failure (the gates after it wait for the next interval), Shared
+// when all succeeded.
+func (f *Fleet) syncAll() {
+	f.mu.Lock()
+	gates := f.order
+	f.mu.Unlock()
+	if len(gates) == 0 {
+		return
+	}
+	for _, g := range gates {
+		if err := f.syncGate(g); err != nil {
+			if f.ctx.Err() == nil {
+				f.fail(err)
+			}
+			return
+		}
+	}
+	f.recovered()
+}
+
+// syncGate runs the sync script for g. In shared mode it sends what g
+// holds above the lease as its deposit; in local mode it sends none and,
+// on success, drops what g holds above the lease (local earnings are not
+// the fleet's). Either way it asks for what g lacks below the lease. On
+// failure g keeps its credits: local mode goes on from them.
+func (f *Fleet) syncGate(g *gate) error {
+	shared := f.State() == Shared
+	var deposit, held int64
+	if shared {
+		deposit, held = g.budget.Trim(f.s.lease)
+	} else {
+		_, held = g.budget.Trim(math.MaxInt64)
+	}
+	need := max(f.s.lease-held, 0)
+	v, err := f.call(g.key, deposit, need)
+	if err != nil {
+		g.budget.Add(deposit)
+		return err
+	}
+	if !shared {
+		g.budget.Trim(f.s.lease)
+	}
+	g.budget.Add(v[0])
+	g.level.Store(v[1])
+	return nil
+}
+
+// call runs the script once with its own Timeout. The call runs in a
+// goroutine of its own, so that a client that ignores the context's
+// deadline (ContextTimeoutEnabled false) cannot hold the sync past the
+// Timeout; a call that outlives it is left to finish, its answer dropped.
+func (f *Fleet) call(key string, deposit, need int64) ([]int64, error) {
+	if f.pending != nil {
+		select {
+		case <-f.pending:
+			f.pending = nil
+		default:
+			return nil, errPending
+		}
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, f.s.Timeout)
+	done := make(chan result, 1)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer cancel()
+		v, err := syncScript.Run(ctx, f.client, []string{key}, deposit, need, f.s.max, f.s.KeyTTL.Milliseconds()).Int64Slice()
+		if err == nil && len(v) != 2 {
+			err = errors.New("fleet: sync script answered a list of the wrong length")
+		}
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(f.s.Timeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-timer.C:
+		f.pending = done
+		return nil, context.DeadlineExceeded
+	}
+}
+
+// fail records a failed sync: local mode, logged and counted once per
+// stretch of failures.
+func (f *Fleet) fail(err error) {
+	if !f.failing {
+		f.failing = true
+		f.fallbacks.Add(1)
+		f.s.Logger.Warn("fleet: Redis unreachable: retry budgets are local until it answers again",
+			"prefix", f.s.Prefix, "err", err)
+	}
+	f.setState(Local)
+}
+
+// recovered records a sync of every gate: shared mode.
+func (f *Fleet) recovered() {
+	if f.failing {
+		f.failing = false
+		f.s.Logger.Info("fleet: Redis answers again: retry budgets are shared", "prefix", f.s.Prefix)
+	}
+	f.setState(Shared)
+}
+
+// setState sets the state and calls OnStateChange if it changed.
+func (f *Fleet) setState(s State) {
+	if State(f.state.Swap(int32(s))) != s && f.s.OnStateChange != nil {
+		f.s.OnStateChange(s)
+	}
+}
