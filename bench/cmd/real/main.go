@@ -18,7 +18,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -30,18 +29,7 @@ func main() {
 	full := flag.Bool("full", false, "the full form (15 s of stalls, 10 s per toxic, ...) instead of the short one")
 	addr := flag.String("redis", os.Getenv(real.RedisAddrEnv), "the Redis address, host:port on 127.0.0.1, with DEBUG enabled")
 	trial := flag.String("trial", "all", "which trial: redis, http or all")
-	freeport := flag.Bool("freeport", false, "print a free TCP port on 127.0.0.1 and exit (for scripts/e2e-real.sh)")
 	flag.Parse()
-	if *freeport {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println(l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-		return
-	}
 	f := real.Short
 	if *full {
 		f = real.Full
