@@ -114,10 +114,12 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 //     and rtt_min (durations of the window's successes), samples and drops
 //     (calls in the window): level Info when the limit fell, Debug when it
 //     rose. Logged at most once per limiter window (adaptive.Config
-//     WindowMin apart at the closest), by the call that closed the window.
+//     WindowMin apart at the closest), from the limiter's change delivery
+//     (see adaptive.Config.OnLimitChange).
 //
 // User callbacks set in breaker.Config.OnStateChange and
-// adaptive.Config.OnLimitChange still run, before the log record.
+// adaptive.Config.OnLimitChange still run, before the log record; the
+// record is written also when the callback panics.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // hooks chains the breaker and limiter callbacks of cfg with the observer's
@@ -127,36 +129,40 @@ func (cfg *config) hooks(name string) {
 	if obs != nil || logger != nil {
 		user := cfg.breaker.OnStateChange
 		cfg.breaker.OnStateChange = func(n string, from, to breaker.State) {
+			defer func() { // also if the user's callback panics
+				if obs != nil {
+					obs.StateChange(from, to)
+				}
+				if logger != nil {
+					level := slog.LevelInfo
+					if to == breaker.Open {
+						level = slog.LevelWarn
+					}
+					logger.LogAttrs(context.Background(), level, "floodgate: breaker state changed",
+						slog.String("gate", name), slog.String("from", from.String()), slog.String("to", to.String()))
+				}
+			}()
 			if user != nil {
 				user(n, from, to)
-			}
-			if obs != nil {
-				obs.StateChange(from, to)
-			}
-			if logger != nil {
-				level := slog.LevelInfo
-				if to == breaker.Open {
-					level = slog.LevelWarn
-				}
-				logger.LogAttrs(context.Background(), level, "floodgate: breaker state changed",
-					slog.String("gate", name), slog.String("from", from.String()), slog.String("to", to.String()))
 			}
 		}
 	}
 	if logger != nil {
 		user := cfg.limiter.OnLimitChange
 		cfg.limiter.OnLimitChange = func(from, to int, w adaptive.Window) {
+			defer func() { // also if the user's callback panics
+				level := slog.LevelDebug
+				if to < from {
+					level = slog.LevelInfo
+				}
+				logger.LogAttrs(context.Background(), level, "floodgate: limit changed",
+					slog.String("gate", name), slog.Int("from", from), slog.Int("to", to),
+					slog.Duration("rtt_mean", w.MeanRTT), slog.Duration("rtt_min", w.MinRTT),
+					slog.Int("samples", w.Samples), slog.Int("drops", w.Drops))
+			}()
 			if user != nil {
 				user(from, to, w)
 			}
-			level := slog.LevelDebug
-			if to < from {
-				level = slog.LevelInfo
-			}
-			logger.LogAttrs(context.Background(), level, "floodgate: limit changed",
-				slog.String("gate", name), slog.Int("from", from), slog.Int("to", to),
-				slog.Duration("rtt_mean", w.MeanRTT), slog.Duration("rtt_min", w.MinRTT),
-				slog.Int("samples", w.Samples), slog.Int("drops", w.Drops))
 		}
 	}
 }

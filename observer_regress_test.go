@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -265,22 +266,25 @@ type bump struct{}
 func (bump) Update(limit int, _ adaptive.Window) int { return limit + 1 }
 
 // A panic in the limiter's limit-change callback (the user's OnLimitChange,
-// or the handler of WithLogger's logger) goes up through Guard, but the
-// attempt's breaker permit must still be handed back: otherwise a half-open
-// probe whose release closed a window is never reported, and the breaker
-// refuses every call until the probe's lease runs out, though the probe
-// succeeded.
+// or the handler of WithLogger's logger) used to go up through Guard, and
+// the attempt's breaker permit had to be handed back regardless: otherwise
+// a half-open probe whose release closed a window was never reported, and
+// the breaker refused every call until the probe's lease ran out. Now the
+// callback runs on the limiter's own goroutine: the panic never reaches
+// Guard, is counted, and the log record is still written.
 func TestLimitCallbackPanicLeaksBreakerPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		armed := false
+		var armed atomic.Bool
+		var logged atomic.Int32
 		g := mustGate(t,
 			WithBreaker(breaker.Config{MinCalls: 1, OpenFor: time.Second, Probes: 1, ProbeLease: 10 * time.Second}),
 			WithLimiter(adaptive.Config{Algorithm: bump{}, MinSamples: 1, WindowMin: time.Millisecond, WindowMax: time.Millisecond,
 				OnLimitChange: func(int, int, adaptive.Window) {
-					if armed {
+					if armed.Load() {
 						panic("limit callback")
 					}
 				}}),
+			WithLogger(slog.New(countHandler{&logged})),
 			WithRetry(retry.Config{MaxAttempts: 1}))
 		ctx := context.Background()
 		_ = g.Guard(ctx, func(context.Context) error { return retry.Transient(errUpstream) }) // trips it
@@ -288,16 +292,20 @@ func TestLimitCallbackPanicLeaksBreakerPermit(t *testing.T) {
 			t.Fatalf("breaker %v after a failure with MinCalls 1, want open", s)
 		}
 		time.Sleep(time.Second + time.Millisecond)
-		armed = true
-		func() {
-			defer func() {
-				if r := recover(); r != "limit callback" {
-					t.Errorf("recovered %v, want the callback's panic", r)
-				}
-			}()
-			_ = g.Guard(ctx, func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil }) // the probe
-		}()
-		armed = false
+		synctest.Wait()
+		armed.Store(true)
+		logged.Store(0)
+		if err := g.Guard(ctx, func(context.Context) error { time.Sleep(2 * time.Millisecond); return nil }); err != nil { // the probe
+			t.Errorf("the probe: %v, want nil", err)
+		}
+		synctest.Wait()
+		armed.Store(false)
+		if n := g.Limiter().CallbackPanics(); n != 1 {
+			t.Errorf("CallbackPanics %d, want 1", n)
+		}
+		if n := logged.Load(); n == 0 {
+			t.Error("no log record for the limit change whose callback panicked")
+		}
 		if n := g.Limiter().InFlight(); n != 0 {
 			t.Errorf("%d limiter slots held after the panic", n)
 		}
@@ -307,6 +315,14 @@ func TestLimitCallbackPanicLeaksBreakerPermit(t *testing.T) {
 		}
 	})
 }
+
+// countHandler is a slog.Handler that counts the records it gets.
+type countHandler struct{ n *atomic.Int32 }
+
+func (h countHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (h countHandler) Handle(context.Context, slog.Record) error { h.n.Add(1); return nil }
+func (h countHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
+func (h countHandler) WithGroup(string) slog.Handler             { return h }
 
 // panicOnHalfOpen is an Observer whose StateChange panics once, on the
 // move to half-open.

@@ -45,12 +45,17 @@ type Config struct {
 	// OnLimitChange, if set, is called when a closing window moves the
 	// limit, with the old and new limits (calls) and the window that moved
 	// it: at most once per window (WindowMin apart at the closest). It runs
-	// outside the limiter's locks, on a goroutine calling Release (the one
-	// that closed the window, or one delivering changes queued while
-	// another call ran), so it may call into the Limiter or the Gate around
-	// it; keep it short. Calls are in order and never concurrent. If more
-	// than 64 changes wait for a slow callback, the extra ones are not
-	// delivered; [Limiter.DroppedLimitChanges] counts them.
+	// on a goroutine of the limiter's own, started when a change is queued
+	// and ending once every queued change is delivered, never on a
+	// goroutine calling Acquire or Release: a callback that blocks delays
+	// later callbacks only, never a call. It runs outside the limiter's
+	// locks, so it may call into the Limiter or the Gate around it; by then
+	// the limit may have moved on. Calls are in order and never concurrent.
+	// A panic in the callback is recovered and its value discarded; it
+	// changes nothing in the limiter, later changes are still delivered,
+	// and [Limiter.CallbackPanics] counts it. If 64 changes are already
+	// waiting for the callback, a new one is not delivered;
+	// [Limiter.DroppedLimitChanges] counts them.
 	OnLimitChange func(from, to int, w Window)
 }
 

@@ -53,9 +53,9 @@ type Limiter struct {
 	minSamples           int64
 	minLimit, maxLimit   int64
 	mu                   sync.Mutex       // guards alg; taken once per window by its closer
-	cbMu                 sync.Mutex       // held by the goroutine delivering OnLimitChange calls
 	events               chan limitChange // queued OnLimitChange calls; nil without one
-	pending, dropped     atomic.Int64
+	pending              atomic.Int64     // changes queued or being delivered
+	dropped, panics      atomic.Int64
 	alg                  Algorithm
 	onChange             func(from, to int, w Window)
 	lastMean, lastMinRTT atomic.Int64 // ns, from the last window with successes
@@ -160,9 +160,6 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 		return // another goroutine closed it
 	}
 	l.update(time.Duration(now-ws), inFlight)
-	if l.pending.Load() > 0 {
-		l.dispatch()
-	}
 }
 
 // update runs the algorithm on the window that just closed and queues a
@@ -193,7 +190,9 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 	if l.events != nil && next != cur {
 		select {
 		case l.events <- limitChange{int(cur), int(next), w}:
-			l.pending.Add(1)
+			if l.pending.Add(1) == 1 {
+				go l.deliver()
+			}
 		default:
 			l.dropped.Add(1)
 		}
@@ -214,29 +213,41 @@ type limitChange struct {
 	w        Window
 }
 
-// dispatch delivers queued limit changes to OnLimitChange outside every
-// lock but its own, one goroutine at a time, in order. A callback that
-// calls into the limiter only queues its own change, which the loop
-// delivers after it returns.
-func (l *Limiter) dispatch() {
-	for l.pending.Load() > 0 {
-		if !l.cbMu.TryLock() {
-			return // the goroutine holding it delivers the queue
+// deliver hands the queued limit changes to OnLimitChange, in order, on a
+// goroutine of its own, and returns once the queue is empty. Only one runs
+// at a time: a new one starts only when pending goes from 0 to 1, after
+// the last one's final decrement. If the callback ends the goroutine
+// (runtime.Goexit), a new deliver takes over the rest of the queue. The
+// same design as breaker's OnStateChange delivery.
+func (l *Limiter) deliver() {
+	returned := false
+	defer func() {
+		if !returned && l.pending.Add(-1) > 0 { // the callback called runtime.Goexit
+			go l.deliver()
 		}
-		func() {
-			defer l.cbMu.Unlock() // also if the callback panics
-			for {
-				select {
-				case c := <-l.events:
-					l.pending.Add(-1)
-					l.onChange(c.from, c.to, c.w)
-				default:
-					return
-				}
-			}
-		}()
+	}()
+	for {
+		l.call(<-l.events)
+		if l.pending.Add(-1) == 0 {
+			returned = true
+			return
+		}
 	}
 }
+
+// call runs OnLimitChange for c, recovering and counting a panic.
+func (l *Limiter) call(c limitChange) {
+	defer func() {
+		if recover() != nil {
+			l.panics.Add(1)
+		}
+	}()
+	l.onChange(c.from, c.to, c.w)
+}
+
+// CallbackPanics returns how many OnLimitChange calls panicked. Each panic
+// was recovered and its value discarded.
+func (l *Limiter) CallbackPanics() int64 { return l.panics.Load() }
 
 // DroppedLimitChanges counts the limit changes not delivered to
 // OnLimitChange because more than 64 were waiting for a slow callback.

@@ -1,7 +1,9 @@
 package adaptive
 
 import (
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -25,38 +27,93 @@ func TestOnLimitChangeReentrantRelease(t *testing.T) {
 		{"inner drop", Drop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var l *Limiter
-			depth := 0
-			l = mustNew(t, Config{Algorithm: raiseEach{}, MinSamples: 1, WindowMin: time.Millisecond, WindowMax: time.Millisecond,
-				OnLimitChange: func(from, to int, _ Window) {
-					if depth++; depth > 1 {
-						return
-					}
-					// A call made from the callback; its start is past the
-					// next window's minimum age, so its Release closes it.
-					if !l.Acquire() {
-						t.Error("the callback's call was shed")
-						return
-					}
-					l.Release(time.Now().Add(time.Hour), 10*time.Millisecond, tc.inner)
-				}})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
+			synctest.Test(t, func(t *testing.T) {
+				var l *Limiter
+				var depth atomic.Int32
+				l = mustNew(t, Config{Algorithm: raiseEach{}, MinSamples: 1, WindowMin: time.Millisecond, WindowMax: time.Millisecond,
+					OnLimitChange: func(from, to int, _ Window) {
+						if depth.Add(1) > 1 {
+							return
+						}
+						// A call made from the callback; its start is past the
+						// next window's minimum age, so its Release closes it.
+						if !l.Acquire() {
+							t.Error("the callback's call was shed")
+							return
+						}
+						l.Release(time.Now().Add(time.Hour), 10*time.Millisecond, tc.inner)
+					}})
 				if !l.Acquire() {
-					t.Error("shed")
-					return
+					t.Fatal("shed")
 				}
 				l.Release(time.Now(), 10*time.Millisecond, Success) // closes the first window
-			}()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second): // a watchdog only: the test returns at once unless it deadlocks
-				t.Fatal("Release deadlocked: OnLimitChange's own call into the limiter waits for the callback to return")
-			}
-			if depth != 2 {
-				t.Errorf("OnLimitChange ran %d times, want 2 (the outer window and the one its call closed)", depth)
-			}
+				synctest.Wait()                                     // a deadlock fails the test here
+				if n := depth.Load(); n != 2 {
+					t.Errorf("OnLimitChange ran %d times, want 2 (the outer window and the one its call closed)", n)
+				}
+			})
+		})
+	}
+}
+
+// OnLimitChange had the shape of breaker defects 1 and 2: it ran on the
+// goroutine calling Release, so a callback that blocked held that caller
+// (a Guard call past its deadline) and a callback's panic came out of
+// Release into the user's call. Now it runs on a goroutine of the
+// limiter's own: a blocking callback delays later callbacks only, a panic
+// is recovered and counted, and later changes are still delivered.
+func TestLimitCallbackNeverHoldsACaller(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		block      bool // the first callback blocks until released
+		panics     bool // every callback panics
+		wantPanics int64
+	}{
+		{"blocks", true, false, 0},
+		{"panics", false, true, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				unblock := make(chan struct{})
+				var calls atomic.Int32
+				l := mustNew(t, Config{Algorithm: raiseEach{}, MinSamples: 1, WindowMin: time.Millisecond, WindowMax: time.Millisecond,
+					OnLimitChange: func(int, int, Window) {
+						if calls.Add(1) == 1 && tc.block {
+							<-unblock
+						}
+						if tc.panics {
+							panic("limit callback")
+						}
+					}})
+				for i := range 3 { // three windows, three limit changes
+					if !l.Acquire() {
+						t.Fatal("shed")
+					}
+					start := time.Now()
+					l.Release(start, 10*time.Millisecond, Success) // would panic or block here before
+					if d := time.Since(start); d != 0 {
+						t.Errorf("window %d: Release took %v of fake time, want 0", i, d)
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				synctest.Wait()
+				if tc.block {
+					if n := calls.Load(); n != 1 {
+						t.Errorf("%d callbacks ran while the first blocks, want 1 (in order, never concurrent)", n)
+					}
+					close(unblock)
+					synctest.Wait()
+				}
+				if n := calls.Load(); n != 3 {
+					t.Errorf("%d callbacks ran, want 3", n)
+				}
+				if n := l.CallbackPanics(); n != tc.wantPanics {
+					t.Errorf("CallbackPanics %d, want %d", n, tc.wantPanics)
+				}
+				if l.Limit() != DefaultInitialLimit+3 {
+					t.Errorf("limit %d, want %d", l.Limit(), DefaultInitialLimit+3)
+				}
+			})
 		})
 	}
 }
