@@ -106,7 +106,8 @@ func (b *Budget) Withdraw() bool {
 }
 
 // Refund gives back the token of a retry that never reached the
-// downstream (it was shed, or refused by an open breaker), up to Max.
+// downstream (it was shed, refused by an open breaker or an inner gate, or
+// its context ended during the backoff), up to Max.
 func (b *Budget) Refund() { b.give(credit) }
 
 // give adds c credits, up to Max.
