@@ -111,8 +111,9 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 //     half-open, open): level Warn when to is open, Info otherwise. Logged
 //     from the breaker's state-change dispatch (see breaker.Config.OnStateChange).
 //   - "floodgate: limit changed", attributes from and to (calls), rtt_mean
-//     and rtt_min (durations of the window's successes), samples and drops
-//     (calls in the window): level Info when the limit fell, Debug when it
+//     and rtt_min (durations of the window's successes), samples, drops
+//     and overloads (calls in the window; overloads are the drops that were
+//     503/429-like answers): level Info when the limit fell, Debug when it
 //     rose. Logged at most once per limiter window (adaptive.Config
 //     WindowMin apart at the closest), from the limiter's change delivery
 //     (see adaptive.Config.OnLimitChange).
@@ -158,7 +159,7 @@ func (cfg *config) hooks(name string) {
 				logger.LogAttrs(context.Background(), level, "floodgate: limit changed",
 					slog.String("gate", name), slog.Int("from", from), slog.Int("to", to),
 					slog.Duration("rtt_mean", w.MeanRTT), slog.Duration("rtt_min", w.MinRTT),
-					slog.Int("samples", w.Samples), slog.Int("drops", w.Drops))
+					slog.Int("samples", w.Samples), slog.Int("drops", w.Drops), slog.Int("overloads", w.Overloads))
 			}()
 			if user != nil {
 				user(from, to, w)
