@@ -48,7 +48,7 @@
 // for nothing. A context that ended before the call is refused before any
 // layer is touched (no slot, no permit, no budget deposit).
 //
-//	case (issue 13)                                           breaker, limiter
+//	case                                                      breaker, limiter
 //	8 callers with 1 ms deadlines, healthy 2 ms downstream    ignore: stays closed,
 //	                                                          patient callers served
 //	deadline 1 s only, downstream 100 ms -> 2 s (S1, 20×)     failures, drops:

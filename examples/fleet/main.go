@@ -41,10 +41,11 @@ type options struct {
 	prefix   string // the key prefix the replicas share
 }
 
-func parseFlags(args []string) (options, error) {
+// parseFlags reads args; flag's own messages and the usage go to out.
+func parseFlags(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs.SetOutput(out)
 	fs.StringVar(&o.redis, "redis", "", "Redis address; empty: start a redis-server")
 	fs.IntVar(&o.replicas, "replicas", 3, "replicas to run, [1, 20]")
 	fs.IntVar(&o.calls, "calls", 5000, "user calls in all, [1, 1e6]")
@@ -66,7 +67,10 @@ func parseFlags(args []string) (options, error) {
 }
 
 func main() {
-	o, err := parseFlags(os.Args[1:])
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == flag.ErrHelp {
+		return
+	}
 	if err == nil {
 		if o.replica != "" {
 			err = replica(o)

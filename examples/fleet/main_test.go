@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // TestMain runs a replica when the test binary is re-executed as one (run
 // starts os.Executable), else the tests under goleak.
 func TestMain(m *testing.M) {
-	if o, err := parseFlags(os.Args[1:]); err == nil && o.replica != "" {
+	if o, err := parseFlags(os.Args[1:], io.Discard); err == nil && o.replica != "" {
 		if err := replica(o); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
@@ -32,7 +33,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-span", "2m"}, "-span must be in [0, 1m]"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
 	} {
-		_, err := parseFlags(tc.args)
+		_, err := parseFlags(tc.args, io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("parseFlags(%q) = %v, want %q", tc.args, err, tc.want)
 		}
