@@ -45,6 +45,7 @@ redis_start e2e-fleet
 prom_pid= example_pid=
 cleanup() {
   status=$?
+  set +e # a failing kill or wait must not end the trap before redis_cleanup
   for pid in $example_pid $prom_pid; do kill "$pid" 2>/dev/null || true; done
   for pid in $example_pid $prom_pid; do wait "$pid" 2>/dev/null || true; done
   if [ "$status" -ne 0 ]; then
