@@ -89,18 +89,20 @@ func dashedAt(p *timeseries.PanelBuilder, v float64) *timeseries.PanelBuilder {
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
 }
 
-func breakerTimeline() *statetimeline.PanelBuilder {
-	state := func(v, text, color string) dashboard.ValueMapping {
-		return dashboard.ValueMapping{ValueMap: &dashboard.ValueMap{
-			Type:    dashboard.MappingTypeValueToText,
-			Options: map[string]dashboard.ValueMappingResult{v: {Text: cog.ToPtr(text), Color: cog.ToPtr(color)}},
-		}}
-	}
+// valueText maps the value v of a state timeline to text in color.
+func valueText(v, text, color string) dashboard.ValueMapping {
+	return dashboard.ValueMapping{ValueMap: &dashboard.ValueMap{
+		Type:    dashboard.MappingTypeValueToText,
+		Options: map[string]dashboard.ValueMappingResult{v: {Text: cog.ToPtr(text), Color: cog.ToPtr(color)}},
+	}}
+}
+
+// timeline is a state timeline panel, one row per series, its values
+// mapped to text by mappings.
+func timeline(title, description string, mappings []dashboard.ValueMapping, q query) *statetimeline.PanelBuilder {
 	return statetimeline.NewPanelBuilder().
-		Title("Breaker state").
-		Description("One row per gate and instance: closed (calls go through), half-open (a few probe calls test the downstream), " +
-			"open (every call is refused at once with ErrOpen and a retry-after hint). Open means the downstream failed or was slow " +
-			"for most calls of the breaker's window; see the RTT and error ratio panels for which.").
+		Title(title).
+		Description(description).
 		Datasource(datasource).
 		Unit(unitCount).
 		Height(8).
@@ -112,18 +114,36 @@ func breakerTimeline() *statetimeline.PanelBuilder {
 			ShowLegend(true)).
 		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeSingle).Sort(common.SortOrderNone)).
 		MergeValues(true).
-		Mappings([]dashboard.ValueMapping{
-			state("0", "closed", "green"),
-			state("1", "half-open", "yellow"),
-			state("2", "open", "red"),
-		}).
-		Targets(targets(query{
+		Mappings(mappings).
+		Targets(targets(q))
+}
+
+func breakerTimeline() *statetimeline.PanelBuilder {
+	return timeline("Breaker state",
+		"One row per gate and instance: closed (calls go through), half-open (a few probe calls test the downstream), "+
+			"open (every call is refused at once with ErrOpen and a retry-after hint). Open means the downstream failed or was slow "+
+			"for most calls of the breaker's window; see the RTT and error ratio panels for which.",
+		[]dashboard.ValueMapping{
+			valueText("0", "closed", "green"),
+			valueText("1", "half-open", "yellow"),
+			valueText("2", "open", "red"),
+		},
+		query{
 			// 0 closed, 1 half-open, 2 open: one series per gate and instance.
 			expr: `max by (gate, instance) (floodgate_breaker_state` + sel(`state="half_open"`) + `)` +
 				` + 2 * max by (gate, instance) (floodgate_breaker_state` + sel(`state="open"`) + `)`,
 			legend: "{{gate}} {{instance}}",
-		}))
+		})
 }
+
+// fleetSel selects the process-wide series of package fleet (no gate
+// label): the chosen job, side client.
+const fleetSel = `{job="$job", side="client"}`
+
+// fleetRow is the title of the row of fleet mode's panels (package fleet's
+// Collector); scripts/e2e-fleet.sh checks its queries, the only ones
+// without series in the slowdown example's run.
+const fleetRow = "Fleet mode: the shared retry budget (package fleet)"
 
 func build() (dashboard.Dashboard, error) {
 	// Little's Law on the downstream: attempts/s × mean attempt time =
@@ -250,6 +270,36 @@ func build() (dashboard.Dashboard, error) {
 		query{byInstance("rate(floodgate_http_shed_total" + serverSel() + window + ")"), "{{gate}} {{instance}} shed"},
 	)
 
+	fleetTokens := graph("Fleet: shared retry budget tokens", unitCount,
+		"Per gate: the tokens in the gate's fleet bucket in Redis, shared by every instance of the job (fleet.Collector's "+
+			"floodgate_fleet_budget_tokens, as the instances read it at their last successful sync, at most the fleet's Interval "+
+			"old; the lowest and the highest reading). Each sync moves what an instance earned above its Lease into the bucket "+
+			"(up to Max, 20 by default) and tops its lease up from it. Near 0 = the fleet has spent its shared retries: "+
+			"retries are refused fleet-wide (outcome budget_exhausted). Σ local: the tokens the instances hold themselves, "+
+			"about instances × Lease.",
+		query{"min by (gate) (floodgate_fleet_budget_tokens" + sel() + ")", "{{gate}} bucket (lowest reading)"},
+		query{"max by (gate) (floodgate_fleet_budget_tokens" + sel() + ")", "{{gate}} bucket (highest reading)"},
+		query{"sum by (gate) (floodgate_retry_budget_tokens" + sel() + ") and on (gate) max by (gate) (floodgate_fleet_budget_tokens" +
+			sel() + ")", "{{gate}} Σ local"},
+	)
+
+	fleetState := timeline("Fleet: mode per instance",
+		"One row per instance and fleet (Config.Prefix): shared (its last sync with Redis succeeded) or local (Redis failed, "+
+			"timed out, or was not reached yet: its gates spend their own budgets, as without fleet mode, and the fleet may "+
+			"retry up to instances × LocalMax more). The alert FloodgateFleetLocal fires when an instance stays local for 1 minute.",
+		[]dashboard.ValueMapping{
+			valueText("0", "local", "orange"),
+			valueText("1", "shared", "green"),
+		},
+		query{"max by (instance, fleet) (floodgate_fleet_shared" + fleetSel + ")", "{{instance}} {{fleet}}"})
+
+	fleetFallbacks := graph("Fleet: fallbacks to local mode", unitRate,
+		"Per instance: how often per second it fell back to local mode because a sync with Redis failed or timed out "+
+			"(floodgate_fleet_fallbacks_total; a stretch of failed syncs counts once). Each one is logged. Several instances "+
+			"at once = Redis (or the way to it) failed; one alone = that instance's network.",
+		query{"sum by (instance) (rate(floodgate_fleet_fallbacks_total" + fleetSel + window + "))", "{{instance}} fallbacks"},
+	)
+
 	// Panel ids in layout order, rows included: Grafana wants them unique.
 	id := uint32(0)
 	next := func() uint32 { id++; return id }
@@ -302,6 +352,10 @@ func build() (dashboard.Dashboard, error) {
 		WithPanel(serverLimit.Id(next())).
 		WithPanel(serverShed.Id(next())).
 		WithPanel(hidden.Id(next())).
+		WithRow(row(fleetRow)).
+		WithPanel(fleetTokens.Id(next())).
+		WithPanel(fleetState.Id(next())).
+		WithPanel(fleetFallbacks.Id(next())).
 		Build()
 }
 

@@ -6,9 +6,12 @@
 // Without -out it writes the JSON to standard output. The test in this
 // package fails when the committed file differs from what this program
 // generates. The dashboard reads the series of floodgate's metrics package
-// (floodgate_limit, floodgate_in_flight, floodgate_calls_total, ...); every
-// query it runs is checked against a real Prometheus by
-// scripts/e2e-prometheus.sh.
+// (floodgate_limit, floodgate_in_flight, floodgate_calls_total, ...) and,
+// in its last row, those of package fleet's Collector (floodgate_fleet_*);
+// every query it runs is checked against a real Prometheus: the fleet row's
+// by scripts/e2e-fleet.sh (a Prometheus scraping examples/fleet's
+// replicas), the others by scripts/e2e-prometheus.sh (the slowdown
+// example).
 //
 // This is a module of its own so that the library's go.mod never requires
 // the Grafana SDK.

@@ -20,8 +20,9 @@
 // longer than Timeout, the process is in local mode: its budgets keep
 // their tokens and earn up to LocalMax, as without fleet mode, until a
 // sync succeeds; then what they hold above Lease is dropped and sharing
-// resumes. docs/fleet.md has the key layout, the bounds and the failure
-// modes.
+// resumes. [NewCollector] exports the mode, the fallbacks and the fleet
+// buckets to Prometheus. docs/fleet.md has the key layout, the bounds, the
+// failure modes and the metrics.
 //
 //	f, err := fleet.New(redisClient, fleet.Config{})
 //	budget, err := f.Budget("shipping-quote")

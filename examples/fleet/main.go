@@ -3,10 +3,13 @@
 // their downstream fails every call, and prints the fleet table: calls,
 // retries and fallbacks per replica, and the bound the fleet stays within.
 //
-//	go run . [-redis 127.0.0.1:6379] [-replicas 3] [-calls 5000] [-span 3s]
+//	go run . [-redis 127.0.0.1:6379] [-replicas 3] [-calls 5000] [-span 3s] [-metrics-addrs A1,A2,A3]
 //
 // Without -redis it starts its own redis-server (it must be installed) on
-// a free loopback port, with no persistence, and stops it at exit.
+// a free loopback port, with no persistence, and stops it at exit. With
+// -metrics-addrs, one address per replica, each replica serves /metrics
+// there while it runs: its gate's series (package metrics) and its fleet's
+// (fleet.Collector); scripts/e2e-fleet.sh has a Prometheus scrape them.
 package main
 
 import (
@@ -19,15 +22,20 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/breaker"
 	"github.com/floodgate-go/floodgate/fleet"
+	"github.com/floodgate-go/floodgate/metrics"
 	"github.com/floodgate-go/floodgate/retry"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,8 +45,10 @@ type options struct {
 	replicas int
 	calls    int
 	span     time.Duration
-	replica  string // set in a replica: its name
-	prefix   string // the key prefix the replicas share
+	metrics  []string // with -metrics-addrs: one /metrics address per replica
+	replica  string   // set in a replica: its name
+	prefix   string   // the key prefix the replicas share
+	addr     string   // set in a replica: its /metrics address, if any
 }
 
 // parseFlags reads args; flag's own messages and the usage go to out.
@@ -52,10 +62,17 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.span, "span", 3*time.Second, "time the calls are spread over, [0, 1m]")
 	fs.StringVar(&o.replica, "replica", "", "internal: run as the replica of this name")
 	fs.StringVar(&o.prefix, "prefix", "", "internal: the key prefix")
+	addrs := fs.String("metrics-addrs", "", "comma-separated host:port, one per replica: serve /metrics there; empty: none")
+	fs.StringVar(&o.addr, "metrics-addr", "", "internal: the replica's /metrics address")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if *addrs != "" {
+		o.metrics = strings.Split(*addrs, ",")
+	}
 	switch {
+	case o.metrics != nil && len(o.metrics) != o.replicas:
+		return o, fmt.Errorf("-metrics-addrs must have one address per replica (%d), got %d", o.replicas, len(o.metrics))
 	case o.replicas < 1 || o.replicas > 20:
 		return o, fmt.Errorf("-replicas must be in [1, 20], got %d", o.replicas)
 	case o.calls < 1 || o.calls > 1e6:
@@ -108,11 +125,19 @@ func replica(o options) error {
 	if err != nil {
 		return err
 	}
-	g, err := floodgate.New("downstream",
+	c := metrics.NewCollector()
+	g, err := floodgate.New("downstream", c.Observe(),
 		floodgate.WithRetry(retry.Config{Budget: budget, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}),
 		floodgate.WithBreaker(breaker.Config{MinCalls: 1e6})) // the breaker never opens: the budget alone limits retries
 	if err != nil {
 		return err
+	}
+	if o.addr != "" {
+		stop, err := serveMetrics(o.addr, f, g.Name(), c)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if err := f.Start(); err != nil {
 		return err
@@ -154,8 +179,12 @@ func run(o options, w io.Writer) error {
 	var wg sync.WaitGroup
 	for i := range o.replicas {
 		n := o.calls*(i+1)/o.replicas - o.calls*i/o.replicas
-		cmd := exec.Command(self, "-replica", fmt.Sprintf("r%d", i+1), "-redis", o.redis, "-prefix", prefix,
-			"-calls", fmt.Sprint(n), "-span", o.span.String())
+		args := []string{"-replica", fmt.Sprintf("r%d", i+1), "-redis", o.redis, "-prefix", prefix,
+			"-calls", fmt.Sprint(n), "-span", o.span.String()}
+		if o.metrics != nil {
+			args = append(args, "-metrics-addr", o.metrics[i])
+		}
+		cmd := exec.Command(self, args...)
 		cmd.Stdout, cmd.Stderr = &outs[i], os.Stderr
 		wg.Go(func() { errs[i] = cmd.Run() })
 	}
@@ -185,6 +214,38 @@ func run(o options, w io.Writer) error {
 	fmt.Fprintf(w, "bound: 0.1 × calls + Max + replicas × Lease = %.0f retries; %d local budgets would allow %.0f\n",
 		bound, o.replicas, local)
 	return nil
+}
+
+// serveMetrics serves the gate's series and the fleet's on addr's
+// /metrics until stop is called.
+func serveMetrics(addr string, f *fleet.Fleet, gate string, c *metrics.Collector) (stop func(), err error) {
+	fc, err := fleet.NewCollector(f)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(fc); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gate %s: -metrics-addr: %w", gate, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return func() {
+		srv.Close()
+		<-done
+	}, nil
 }
 
 // startRedis starts redis-server on a free loopback port with no

@@ -32,6 +32,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-calls", "0"}, "-calls must be in [1, 1000000]"},
 		{[]string{"-span", "2m"}, "-span must be in [0, 1m]"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
+		{[]string{"-metrics-addrs", "127.0.0.1:1,127.0.0.1:2"}, "-metrics-addrs must have one address per replica (3), got 2"},
+		{[]string{"-replicas", "2", "-metrics-addrs", "127.0.0.1:1,127.0.0.1:2"}, ""},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

@@ -66,6 +66,10 @@ func checkCmd(args []string) error {
 	startUnix := fs.Int64("start", 0, "start of the range queries, Unix seconds (0: 5 minutes ago)")
 	rateInterval := fs.String("rate-interval", "4s", "value of $__rate_interval (Grafana: 4 x the data source's scrape interval at least)")
 	expect := fs.String("expect-firing", "", "comma-separated alerts whose condition must have held during the run")
+	rowsOnly := fs.String("rows", "", "comma-separated dashboard row titles: check only their panels (empty: all)")
+	rowsSkip := fs.String("skip-rows", "", "comma-separated dashboard row titles whose panels are not checked")
+	groupsOnly := fs.String("groups", "", "comma-separated rule groups: check only their rules (empty: all)")
+	groupsSkip := fs.String("skip-groups", "", "comma-separated rule groups whose rules are not checked")
 	vars := varFlags{}
 	fs.Var(vars, "var", "name=value: set a dashboard variable instead of resolving it (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -106,9 +110,24 @@ func checkCmd(args []string) error {
 	}
 
 	// The dashboard: variables first, in order, as Grafana resolves them.
-	dvars, targets, err := readDashboard(*dashPath)
+	dvars, all, err := readDashboard(*dashPath)
 	if err != nil {
 		return err
+	}
+	rows := parseSelection(*rowsOnly, *rowsSkip)
+	var targets []target
+	known := map[string]bool{}
+	for _, t := range all {
+		known[t.row] = true
+		if rows.has(t.row) {
+			targets = append(targets, t)
+		}
+	}
+	if bad := rows.unknown(known); bad != nil {
+		return fmt.Errorf("%s: no row with queries titled %q", *dashPath, bad)
+	}
+	if len(targets) == 0 {
+		return fmt.Errorf("%s: -rows and -skip-rows leave no panel query", *dashPath)
 	}
 	values := map[string]string{
 		"__rate_interval": *rateInterval,
@@ -171,12 +190,24 @@ func checkCmd(args []string) error {
 	}
 
 	// The rules: as written in the file, and as the server loaded them.
-	rules, err := readRules(*rulesPath)
+	allRules, err := readRules(*rulesPath)
 	if err != nil {
 		return err
 	}
+	groups := parseSelection(*groupsOnly, *groupsSkip)
+	var rules []rule
+	known = map[string]bool{}
+	for _, r := range allRules {
+		known[r.group] = true
+		if groups.has(r.group) {
+			rules = append(rules, r)
+		}
+	}
+	if bad := groups.unknown(known); bad != nil {
+		return fmt.Errorf("%s: no rule group named %q", *rulesPath, bad)
+	}
 	if len(rules) == 0 {
-		return fmt.Errorf("%s: no rules found", *rulesPath)
+		return fmt.Errorf("%s: no rules found (or -groups and -skip-groups leave none)", *rulesPath)
 	}
 	fmt.Printf("== %s: %d rules\n", *rulesPath, len(rules))
 	firing := map[string]bool{}
@@ -211,7 +242,7 @@ func checkCmd(args []string) error {
 		// Every rule of the file, loaded in its group, in the file's order
 		// within the group, healthy at its last evaluation.
 		inFile := map[string][]string{}
-		for _, r := range rules {
+		for _, r := range allRules {
 			inFile[r.group] = append(inFile[r.group], r.name())
 		}
 		onServer := map[string][]string{}
@@ -231,6 +262,7 @@ func checkCmd(args []string) error {
 	if failures != nil {
 		return fmt.Errorf("%d check(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
 	}
-	fmt.Printf("== all %d dashboard queries, %d variables and %d rules return series\n", len(targets), len(dvars), len(rules))
+	fmt.Printf("== all %d dashboard queries checked (of %d), %d variables and %d rules (of %d) return series\n",
+		len(targets), len(all), len(dvars), len(rules), len(allRules))
 	return nil
 }

@@ -11,9 +11,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// target is one PromQL expression of a dashboard panel.
+// target is one PromQL expression of a dashboard panel, under the row
+// titled row ("" above the first row).
 type target struct {
-	panel, refID, expr string
+	row, panel, refID, expr string
 }
 
 // variable is one template variable of a dashboard, in dashboard order.
@@ -23,13 +24,15 @@ type variable struct {
 }
 
 // readDashboard returns the variables and every panel target with an expr,
-// rows' nested panels included, in the order of the file.
+// rows' nested panels (collapsed rows) included, in the order of the file,
+// each with the title of the row it is under.
 func readDashboard(path string) ([]variable, []target, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	type panel struct {
+		Type    string  `json:"type"`
 		Title   string  `json:"title"`
 		Panels  []panel `json:"panels"`
 		Targets []struct {
@@ -69,15 +72,19 @@ func readDashboard(path string) ([]variable, []target, error) {
 	}
 	var ts []target
 	var missing []string
+	row := ""
 	var walk func([]panel)
 	walk = func(ps []panel) {
 		for _, p := range ps {
+			if p.Type == "row" {
+				row = p.Title
+			}
 			for _, t := range p.Targets {
 				if strings.TrimSpace(t.Expr) == "" {
 					missing = append(missing, fmt.Sprintf("%q %s", p.Title, t.RefID))
 					continue
 				}
-				ts = append(ts, target{panel: p.Title, refID: t.RefID, expr: t.Expr})
+				ts = append(ts, target{row: row, panel: p.Title, refID: t.RefID, expr: t.Expr})
 			}
 			walk(p.Panels)
 		}
@@ -91,6 +98,43 @@ func readDashboard(path string) ([]variable, []target, error) {
 			"an API export wraps it in {\"dashboard\": ...})", path)
 	}
 	return vars, ts, nil
+}
+
+// selection picks the dashboard rows and rule groups to check: those named
+// in only (all if empty) and not in skip.
+type selection struct{ only, skip map[string]bool }
+
+// parseSelection reads two comma-separated lists of names.
+func parseSelection(only, skip string) selection {
+	set := func(list string) map[string]bool {
+		m := map[string]bool{}
+		for _, name := range strings.Split(list, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				m[name] = true
+			}
+		}
+		return m
+	}
+	return selection{only: set(only), skip: set(skip)}
+}
+
+// has reports whether name is selected.
+func (s selection) has(name string) bool {
+	return (len(s.only) == 0 || s.only[name]) && !s.skip[name]
+}
+
+// unknown returns the names of s not in known.
+func (s selection) unknown(known map[string]bool) []string {
+	var bad []string
+	for _, m := range []map[string]bool{s.only, s.skip} {
+		for name := range m {
+			if !known[name] {
+				bad = append(bad, name)
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }
 
 // rule is one rule of a Prometheus rules file.

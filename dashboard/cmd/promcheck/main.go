@@ -7,7 +7,8 @@
 //	promcheck freeport                        # prints a free TCP port on 127.0.0.1
 //	promcheck wait -url URL -query EXPR       # waits until EXPR returns a series
 //	promcheck check -url URL -dashboard docs/grafana/floodgate.json \
-//	    -rules docs/prometheus/floodgate-rules.yml -start UNIX [-expect-firing A,B]
+//	    -rules docs/prometheus/floodgate-rules.yml -start UNIX [-expect-firing A,B] \
+//	    [-rows R1,R2] [-skip-rows R] [-groups G] [-skip-groups G]
 //
 // check runs each expression as Grafana does, as a range query from -start to
 // now with a 1 s step, after substituting the dashboard's variables: the data
@@ -20,6 +21,13 @@
 // as written, which tells whether the alert fired during the run (required for
 // the alerts named by -expect-firing). It also checks that the server loaded
 // every rule of the file and evaluated each without error.
+//
+// -rows and -skip-rows pick the dashboard rows (by title) whose panels are
+// checked, -groups and -skip-groups the rule groups: the slowdown example
+// has no fleet, so scripts/e2e-prometheus.sh skips the fleet row and group,
+// and scripts/e2e-fleet.sh checks only those against examples/fleet. A name
+// that matches no row or group, or a selection that leaves nothing to
+// check, is an error.
 package main
 
 import (
@@ -32,7 +40,8 @@ import (
 const usage = `usage:
   promcheck freeport
   promcheck wait -url URL -query EXPR [-timeout 60s] [-pid PID]
-  promcheck check -url URL -dashboard FILE -rules FILE -start UNIX [-rate-interval 4s] [-var name=value] [-expect-firing Alert,...]`
+  promcheck check -url URL -dashboard FILE -rules FILE -start UNIX [-rate-interval 4s] [-var name=value] [-expect-firing Alert,...]
+      [-rows Title,...] [-skip-rows Title,...] [-groups Name,...] [-skip-groups Name,...]`
 
 func main() {
 	if len(os.Args) < 2 {

@@ -1,0 +1,88 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/floodgate-go/floodgate/retry"
+)
+
+// Collector is a prometheus.Collector exporting a [Fleet]'s mode, its
+// fallbacks and its gates' fleet buckets, next to the gates' own series of
+// package metrics. Create one with [NewCollector] and register it. Every
+// value is read at scrape time from the Fleet's atomics (its gate list
+// under the Fleet's mutex, which Guard never takes): nothing is added to
+// Guard's calls or to the sync. It is safe for concurrent use.
+//
+// Its series carry the label side="client", as every gate series of
+// package metrics does, and fleet, the Fleet's Config.Prefix: two Fleets
+// with different prefixes can be registered in one registry.
+type Collector struct {
+	f                       *Fleet
+	shared, fallbacks, fill *prometheus.Desc
+}
+
+// NewCollector returns a Collector of f. It returns an error if f is nil
+// or if f's Prefix is not valid UTF-8, as Prometheus label values must
+// be. Registering two Collectors of one Fleet, or of two Fleets with the
+// same Prefix, in one registry fails with a
+// prometheus.AlreadyRegisteredError.
+func NewCollector(f *Fleet) (*Collector, error) {
+	if f == nil {
+		return nil, errors.New("fleet: NewCollector: the Fleet is nil")
+	}
+	if !utf8.ValidString(f.s.Prefix) {
+		return nil, fmt.Errorf("fleet: Prefix %q is not valid UTF-8, as Prometheus label values must be", f.s.Prefix)
+	}
+	labels := prometheus.Labels{"fleet": f.s.Prefix, "side": "client"}
+	return &Collector{
+		f: f,
+		shared: prometheus.NewDesc("floodgate_fleet_shared",
+			"Fleet mode of this process: 1 shared (its last sync with Redis succeeded), 0 local (before the first sync, "+
+				"after a failed or timed-out sync until one succeeds, and after Close).", nil, labels),
+		fallbacks: prometheus.NewDesc("floodgate_fleet_fallbacks_total",
+			"Times this process fell back to local mode because a sync with Redis failed or timed out "+
+				"(a stretch of failed syncs counts once).", nil, labels),
+		fill: prometheus.NewDesc("floodgate_fleet_budget_tokens",
+			"Retry budget tokens in the gate's fleet bucket in Redis, shared by every process of the fleet, as this process "+
+				"read it at its last successful sync (at most Interval old while floodgate_fleet_shared is 1, older while it is 0); "+
+				"absent before the first. The tokens this process holds locally are floodgate_retry_budget_tokens.",
+			[]string{"gate"}, labels),
+	}, nil
+}
+
+// Describe sends the descriptors of the three metrics c exports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.shared
+	ch <- c.fallbacks
+	ch <- c.fill
+}
+
+// Collect sends the Fleet's state, its fallbacks, and the fleet bucket of
+// each gate that had a successful sync.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	f := c.f
+	shared := 0.0
+	if f.State() == Shared {
+		shared = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.shared, prometheus.GaugeValue, shared)
+	ch <- prometheus.MustNewConstMetric(c.fallbacks, prometheus.CounterValue, float64(f.Fallbacks()))
+	f.mu.Lock()
+	names := make([]string, 0, len(f.gates))
+	levels := make([]int64, 0, len(f.gates))
+	for name, g := range f.gates {
+		names = append(names, name)
+		levels = append(levels, g.level.Load())
+	}
+	f.mu.Unlock()
+	for i, name := range names {
+		if levels[i] < 0 || !utf8.ValidString(name) {
+			continue // no sync yet; a name Prometheus cannot carry
+		}
+		ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
+	}
+}
