@@ -16,7 +16,8 @@ import (
 type Config struct {
 	// Prefix starts every key: a gate's keys are "{Prefix:gate}:...", so
 	// they share one hash tag (one Cluster slot). Default "floodgate";
-	// at most 64 bytes, no '{' or '}'.
+	// at most 64 bytes, no '{', '}' or ':' (so that no two Prefix and gate
+	// name pairs share a key).
 	Prefix string
 
 	// Interval is how often each process syncs with Redis: it sends the
@@ -65,7 +66,7 @@ type Config struct {
 
 	// OnStateChange, if not nil, is called with the new state each time
 	// the process changes mode, from the sync goroutine (keep it short:
-	// syncs wait for it). For a metric.
+	// syncs wait for it; it must not call [Fleet.Close]). For a metric.
 	OnStateChange func(State)
 }
 
@@ -119,8 +120,8 @@ func validate(cfg Config) (settings, error) {
 	s := settings{Config: cfg}
 	var ok bool
 	switch {
-	case len(cfg.Prefix) > 64 || strings.ContainsAny(cfg.Prefix, "{}"):
-		return s, fmt.Errorf("fleet: Prefix must be at most 64 bytes without '{' or '}', got %q", cfg.Prefix)
+	case len(cfg.Prefix) > 64 || strings.ContainsAny(cfg.Prefix, "{}:"):
+		return s, fmt.Errorf("fleet: Prefix must be at most 64 bytes without '{', '}' or ':', got %q", cfg.Prefix)
 	case cfg.Interval < 10*time.Millisecond || cfg.Interval > 10*time.Second:
 		return s, fmt.Errorf("fleet: Interval must be in [10ms, 10s], got %v", cfg.Interval)
 	case cfg.Timeout < time.Millisecond || cfg.Timeout > cfg.Interval:
@@ -150,5 +151,5 @@ func credits(tokens, lo, hi float64) (int64, bool) {
 		return 0, false
 	}
 	c := math.Round(tokens * retry.CreditsPerToken)
-	return int64(c), math.Abs(tokens*retry.CreditsPerToken-c) <= 1e-9
+	return int64(c), math.Abs(tokens*retry.CreditsPerToken-c) <= max(1e-9, 1e-12*c) // float64 error grows with c
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/floodgate-go/floodgate/retry"
 	"github.com/redis/go-redis/v9"
@@ -41,9 +44,11 @@ func (s State) String() string {
 type Fleet struct {
 	client redis.UniversalClient
 	s      settings
+	id     string // this process's name in its keys: random
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the sync goroutine and a Redis call in flight
+	wg     sync.WaitGroup // the sync goroutine
+	calls  sync.WaitGroup // a Redis call in flight
 
 	mu      sync.Mutex
 	gates   map[string]*gate
@@ -59,11 +64,13 @@ type Fleet struct {
 	pending <-chan result // a Redis call that timed out and has not returned yet
 }
 
-// gate is one named gate's local budget and its key.
+// gate is one named gate's local budget and its keys.
 type gate struct {
-	key    string
+	key    string // the fleet bucket
+	seqKey string // this process's last sync of the gate
 	budget *retry.Budget
 	level  atomic.Int64 // credits in the fleet bucket after the last sync; -1 before
+	seq    uint64       // syncs sent; used by the sync goroutine only
 }
 
 // New returns a Fleet syncing through client, or an error when client is
@@ -77,7 +84,7 @@ func New(client redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{client: client, s: s, gates: map[string]*gate{}}
+	f := &Fleet{client: client, s: s, gates: map[string]*gate{}, id: strconv.FormatUint(rand.Uint64(), 36)}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	return f, nil
 }
@@ -106,7 +113,7 @@ func (f *Fleet) Budget(name string) (*retry.Budget, error) {
 		return nil, fmt.Errorf("fleet: %w", err) // unreachable: validate checked both
 	}
 	b.Trim(f.s.lease)
-	g := &gate{key: budgetKey(f.s.Prefix, name), budget: b}
+	g := &gate{key: budgetKey(f.s.Prefix, name), seqKey: seqKey(f.s.Prefix, name, f.id), budget: b}
 	g.level.Store(-1)
 	f.gates[name] = g
 	f.order = append(f.order, g)
@@ -116,6 +123,10 @@ func (f *Fleet) Budget(name string) (*retry.Budget, error) {
 // budgetKey is the key of a gate's fleet bucket: its hash tag is
 // {prefix:name}, shared by every key of the gate.
 func budgetKey(prefix, name string) string { return "{" + prefix + ":" + name + "}:budget" }
+
+// seqKey is the key holding the last sync of process id for a gate, so
+// that a sync the client re-sends is applied once.
+func seqKey(prefix, name, id string) string { return "{" + prefix + ":" + name + "}:sync:" + id }
 
 // Start starts the background sync: one sync at once, then one every
 // Interval. It returns an error if the Fleet was started or closed before.
@@ -134,10 +145,12 @@ func (f *Fleet) Start() error {
 	return nil
 }
 
-// Close stops the sync and waits for its goroutines: at once, unless a
-// Redis call is in flight, which it waits for (go-redis returns it at
-// the client's ReadTimeout, or at once if the client has
-// ContextTimeoutEnabled). The budgets keep working, locally: the state is
+// Close stops the sync and waits for its goroutine, and for a Redis call
+// in flight at most Timeout more (a call stalled past that is left to the
+// client: go-redis returns it at the client's ReadTimeout, 5 s by
+// default, never with ReadTimeout -1, or at once if the client has
+// ContextTimeoutEnabled). It must not be called from OnStateChange, which
+// runs on the sync goroutine it waits for. The budgets keep working, locally: the state is
 // Local from then on (OnStateChange is called if it was Shared); the
 // lease a process holds is not given back (its tokens are lost to the
 // fleet). Close does not close the client. It returns nil, and may be
@@ -148,6 +161,14 @@ func (f *Fleet) Close() error {
 	f.mu.Unlock()
 	f.cancel()
 	f.wg.Wait()
+	done := make(chan struct{})
+	go func() { f.calls.Wait(); close(done) }()
+	t := time.NewTimer(f.s.Timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 	f.setState(Local)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,15 +12,26 @@ import (
 
 // syncScript applies one process's deposits to a gate's fleet bucket and
 // grants its next lease, atomically. KEYS[1] is the bucket (credits, a
-// string; missing: full). ARGV: deposit, need, max (credits), TTL (ms).
-// It returns {grant, credits left}.
+// string; missing, or not a number: full, so a corrupted key heals);
+// KEYS[2] holds this process's last sync of the gate, "seq grant left".
+// ARGV: deposit, need, max (credits), TTL (ms), seq (per process and
+// gate, rising). It returns {grant, credits left}. A sync whose seq was
+// applied already (the client re-sent it after a lost reply) is not
+// applied again: it returns the first answer.
 var syncScript = redis.NewScript(`
+local last = redis.pcall('GET', KEYS[2])
+if type(last) == 'string' then
+  local s, g, l = string.match(last, '^(%d+) (%d+) (%d+)$')
+  if s == ARGV[5] then return {tonumber(g), tonumber(l)} end
+end
 local max = tonumber(ARGV[3])
-local b = tonumber(redis.call('GET', KEYS[1]) or ARGV[3])
-b = math.min(max, b + tonumber(ARGV[1]))
+local v = redis.pcall('GET', KEYS[1])
+local b = (type(v) == 'string' and tonumber(v)) or max
+b = math.min(max, math.max(0, b) + tonumber(ARGV[1]))
 local grant = math.max(0, math.min(tonumber(ARGV[2]), b))
 b = b - grant
-redis.call('SET', KEYS[1], b, 'PX', ARGV[4])
+redis.call('SET', KEYS[1], string.format('%d', b), 'PX', ARGV[4])
+redis.call('SET', KEYS[2], ARGV[5] .. ' ' .. string.format('%d', grant) .. ' ' .. string.format('%d', b), 'PX', ARGV[4])
 return {grant, b}
 `)
 
@@ -73,7 +85,10 @@ func (f *Fleet) syncAll() {
 // holds above the lease as its deposit; in local mode it sends none and,
 // on success, drops what g holds above the lease (local earnings are not
 // the fleet's). Either way it asks for what g lacks below the lease. On
-// failure g keeps its credits: local mode goes on from them.
+// failure g keeps the credits it did not send: local mode goes on from
+// them. A deposit sent in a call that failed is not given back: Redis may
+// have applied it (a timeout, a lost reply), and counting it twice would
+// let the fleet retry more than its bound; losing it lets it retry less.
 func (f *Fleet) syncGate(g *gate) error {
 	shared := f.State() == Shared
 	var deposit, held int64
@@ -83,9 +98,12 @@ func (f *Fleet) syncGate(g *gate) error {
 		_, held = g.budget.Trim(math.MaxInt64)
 	}
 	need := max(f.s.lease-held, 0)
-	v, err := f.call(g.key, deposit, need)
+	g.seq++
+	v, err := f.call(g, deposit, need)
 	if err != nil {
-		g.budget.Add(deposit)
+		if err == errPending { // not sent
+			g.budget.Add(deposit)
+		}
 		return err
 	}
 	if !shared {
@@ -100,7 +118,7 @@ func (f *Fleet) syncGate(g *gate) error {
 // goroutine of its own, so that a client that ignores the context's
 // deadline (ContextTimeoutEnabled false) cannot hold the sync past the
 // Timeout; a call that outlives it is left to finish, its answer dropped.
-func (f *Fleet) call(key string, deposit, need int64) ([]int64, error) {
+func (f *Fleet) call(g *gate, deposit, need int64) ([]int64, error) {
 	if f.pending != nil {
 		select {
 		case <-f.pending:
@@ -109,13 +127,14 @@ func (f *Fleet) call(key string, deposit, need int64) ([]int64, error) {
 			return nil, errPending
 		}
 	}
+	seq := strconv.FormatUint(g.seq, 10)
 	ctx, cancel := context.WithTimeout(f.ctx, f.s.Timeout)
 	done := make(chan result, 1)
-	f.wg.Add(1)
+	f.calls.Add(1)
 	go func() {
-		defer f.wg.Done()
+		defer f.calls.Done()
 		defer cancel()
-		v, err := syncScript.Run(ctx, f.client, []string{key}, deposit, need, f.s.max, f.s.KeyTTL.Milliseconds()).Int64Slice()
+		v, err := syncScript.Run(ctx, f.client, []string{g.key, g.seqKey}, deposit, need, f.s.max, f.s.KeyTTL.Milliseconds(), seq).Int64Slice()
 		if err == nil && len(v) != 2 {
 			err = errors.New("fleet: sync script answered a list of the wrong length")
 		}

@@ -71,7 +71,7 @@ func credits(tokens, lo, hi float64) (int64, bool) {
 		return 0, false
 	}
 	c := math.Round(tokens * credit)
-	return int64(c), math.Abs(tokens*credit-c) <= 1e-9
+	return int64(c), math.Abs(tokens*credit-c) <= max(1e-9, 1e-12*c) // float64 error grows with c
 }
 
 // limits returns the credits per original call and the most credits held:
