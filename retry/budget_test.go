@@ -94,7 +94,7 @@ func TestBudgetRatioNotRounded(t *testing.T) {
 		{ratio: 0.1 + 0.2, max: 1000, calls: 100, wantTokens: 30}, // 0.30000000000000004: float64 rounding of 0.3
 		{ratio: 1, calls: 1, wantTokens: 1},
 		{ratio: 1, max: 16384.1, calls: 20000, wantTokens: 16384.1}, // was refused: 1e-9 credit of tolerance is under one float64 step there
-		{ratio: 1, max: 999999.999, wantTokens: 0.999}, // what Withdraw leaves of a full bucket
+		{ratio: 1, max: 999999.999, wantTokens: 0.999},              // what Withdraw leaves of a full bucket
 		{ratio: 0.1, max: 16384.0005, wantErr: "Max must be a multiple of 0.001 in [1, 1000000], got 16384.0005"},
 	} {
 		b, err := NewBudget(BudgetConfig{Ratio: tc.ratio, Max: tc.max})
