@@ -42,7 +42,9 @@ func FuzzBudget(f *testing.F) {
 		}
 		// Accepted exactly when both are in range and whole numbers of
 		// credits (to float64 rounding): no silent rounding (defect 9).
-		whole := func(x float64) bool { return math.Abs(x*credit-math.Round(x*credit)) <= max(1e-9, 1e-12*math.Round(x*credit)) }
+		whole := func(x float64) bool {
+			return math.Abs(x*credit-math.Round(x*credit)) <= max(1e-9, 1e-12*math.Round(x*credit))
+		}
 		valid := r >= 0.001 && r <= 1 && m >= 1 && m <= 1e6 && whole(r) && whole(m)
 		if err != nil {
 			if valid {
