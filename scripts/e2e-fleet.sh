@@ -24,19 +24,8 @@ began=$SECONDS
 
 . scripts/redis.sh
 redis_install e2e-fleet
-if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-  echo "e2e-fleet: installing Debian's prometheus package"
-  if ! { command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
-    apt-get update -qq >/dev/null &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }; then
-    if [ -n "${CI:-}" ]; then
-      echo "e2e-fleet: FAIL: prometheus and promtool are missing and apt-get could not install them (CI is set, so this is an error)" >&2
-      exit 1
-    fi
-    echo "e2e-fleet: SKIP: prometheus and promtool are missing and apt-get could not install them (needs root and Debian's archive); set CI to make this an error"
-    exit 0
-  fi
-fi
+. scripts/prometheus.sh
+prom_install e2e-fleet
 echo "e2e-fleet: $(redis-server --version | cut -d' ' -f1-3); $(prometheus --version 2>&1 | head -n 1)"
 redis_start e2e-fleet
 
@@ -77,22 +66,7 @@ while [ "${#ports[@]}" -lt 4 ]; do
 done
 prom="http://127.0.0.1:${ports[3]}"
 job=floodgate-fleet
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $PWD/docs/prometheus/floodgate-rules.yml
-scrape_configs:
-  - job_name: $job
-    static_configs:
-      - targets: ["127.0.0.1:${ports[0]}", "127.0.0.1:${ports[1]}", "127.0.0.1:${ports[2]}"]
-EOF
-promtool check config "$tmp/prometheus.yml" >/dev/null
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-  --web.listen-address="127.0.0.1:${ports[3]}" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
-prom_pid=$!
+prom_start e2e-fleet "$tmp" "${ports[3]}" "$job" "127.0.0.1:${ports[0]}" "127.0.0.1:${ports[1]}" "127.0.0.1:${ports[2]}"
 # Start the replicas once Prometheus has its targets (up is 0 until they
 # serve), so that it scrapes them from their first second.
 "$tmp/promcheck" wait -url "$prom" -timeout 30s -pid "$prom_pid" -query "up{job=\"$job\"}"

@@ -20,19 +20,8 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 began=$SECONDS
 
-if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-  echo "e2e-prometheus: installing Debian's prometheus package"
-  if ! { command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
-    apt-get update -qq >/dev/null &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; }; then
-    if [ -n "${CI:-}" ]; then
-      echo "e2e-prometheus: FAIL: prometheus and promtool are missing and apt-get could not install them (CI is set, so this is an error)" >&2
-      exit 1
-    fi
-    echo "e2e-prometheus: SKIP: prometheus and promtool are missing and apt-get could not install them (needs root and Debian's archive); set CI to make this an error"
-    exit 0
-  fi
-fi
+. scripts/prometheus.sh
+prom_install e2e-prometheus
 echo "e2e-prometheus: $(prometheus --version 2>&1 | head -n 1)"
 
 tmp=$(mktemp -d)
@@ -61,23 +50,7 @@ while [ "$prom_port" = "$metrics_port" ]; do prom_port=$("$tmp/promcheck" freepo
 prom="http://127.0.0.1:$prom_port"
 job=floodgate-slowdown
 
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $PWD/docs/prometheus/floodgate-rules.yml
-scrape_configs:
-  - job_name: $job
-    static_configs:
-      - targets: ["127.0.0.1:$metrics_port"]
-EOF
-promtool check config "$tmp/prometheus.yml"
-
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
-prom_pid=$!
+prom_start e2e-prometheus "$tmp" "$prom_port" "$job" "127.0.0.1:$metrics_port"
 # The example starts once Prometheus scrapes its address (up is 0 until then;
 # Prometheus applies new targets about 5 s after it starts), so that its
 # first, healthy seconds are scraped too: the baseline of the slowdown.
