@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/retry"
 	"github.com/redis/go-redis/v9"
 )
@@ -66,11 +67,13 @@ type Fleet struct {
 
 // gate is one named gate's local budget and its keys.
 type gate struct {
+	name   string
 	key    string // the fleet bucket
 	seqKey string // this process's last sync of the gate
 	budget *retry.Budget
-	level  atomic.Int64 // credits in the fleet bucket after the last sync; -1 before
-	seq    uint64       // syncs sent; used by the sync goroutine only
+	fg     atomic.Pointer[floodgate.Gate] // set by Attach; nil: the budget only
+	level  atomic.Int64                   // credits in the fleet bucket after the last sync; -1 before
+	seq    uint64                         // syncs sent; used by the sync goroutine only
 }
 
 // New returns a Fleet syncing through client, or an error when client is
@@ -113,11 +116,35 @@ func (f *Fleet) Budget(name string) (*retry.Budget, error) {
 		return nil, fmt.Errorf("fleet: %w", err) // unreachable: validate checked both
 	}
 	b.Trim(f.s.lease)
-	g := &gate{key: budgetKey(f.s.Prefix, name), seqKey: seqKey(f.s.Prefix, name, f.id), budget: b}
+	g := &gate{name: name, key: budgetKey(f.s.Prefix, name), seqKey: seqKey(f.s.Prefix, name, f.id), budget: b}
 	g.level.Store(-1)
 	f.gates[name] = g
 	f.order = append(f.order, g)
 	return b, nil
+}
+
+// Attach shares g's breaker and limiter with the fleet as well as its
+// budget: g must have been made with the budget that [Fleet.Budget]
+// returned for g.Name() (floodgate.WithRetry(retry.Config{Budget: b})).
+// It returns an error when g is nil, when its budget is not that one,
+// when g is attached already, or when the Fleet is closed.
+func (f *Fleet) Attach(g *floodgate.Gate) error {
+	if g == nil {
+		return errors.New("fleet: Attach: gate must not be nil")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errors.New("fleet: Attach after Close")
+	}
+	fg, ok := f.gates[g.Name()]
+	if !ok || fg.budget != g.Budget() {
+		return fmt.Errorf("fleet: Attach: gate %q does not use the budget Fleet.Budget(%q) returned", g.Name(), g.Name())
+	}
+	if !fg.fg.CompareAndSwap(nil, g) {
+		return fmt.Errorf("fleet: Attach: gate %q is attached already", g.Name())
+	}
+	return nil
 }
 
 // budgetKey is the key of a gate's fleet bucket: its hash tag is
