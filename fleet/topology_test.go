@@ -1,0 +1,289 @@
+//go:build e2e
+
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floodgate-go/floodgate"
+	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/retry"
+	"github.com/redis/go-redis/v9"
+)
+
+// freePort returns a loopback port nothing listens on now, below 50000 so
+// that a cluster node's bus port (port + 10000) is valid.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if port >= 50000 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000)); err == nil {
+			bus.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port below 50000 with a free bus port")
+	return 0
+}
+
+// startRedis runs redis-server with args on 127.0.0.1:port (no
+// persistence, in its own temp dir), killed at the test's end, and waits
+// until it answers PING.
+func startRedis(t *testing.T, port int, args ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redis-server is not on PATH (CI is set, so this is a failure): bash scripts/e2e-fleet.sh installs it")
+		}
+		t.Skipf("redis-server is not on PATH: bash scripts/e2e-fleet.sh installs it and runs these tests")
+	}
+	base := []string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir(), "--daemonize", "no"}
+	cmd := exec.Command("redis-server", append(args, base...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
+	defer c.Close()
+	for range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("redis-server %v on port %d does not answer PING", args, port)
+}
+
+// startCluster starts a Redis Cluster of three masters (no replicas), the
+// 16384 slots split between them, and returns their addresses once every
+// node reports cluster_state:ok.
+func startCluster(t *testing.T) []string {
+	t.Helper()
+	var addrs []string
+	for range 3 {
+		port := freePort(t)
+		dir := t.TempDir()
+		startRedis(t, port, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"))
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	ctx := context.Background()
+	nodes := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		nodes[i] = redis.NewClient(&redis.Options{Addr: a})
+		defer nodes[i].Close()
+	}
+	for i, n := range nodes {
+		lo, hi := i*16384/len(nodes), (i+1)*16384/len(nodes)-1
+		if err := n.ClusterAddSlotsRange(ctx, lo, hi).Err(); err != nil {
+			t.Fatalf("CLUSTER ADDSLOTSRANGE %d %d on %s: %v", lo, hi, addrs[i], err)
+		}
+		if i > 0 {
+			host, port, _ := net.SplitHostPort(addrs[i])
+			if err := nodes[0].ClusterMeet(ctx, host, port).Err(); err != nil {
+				t.Fatalf("CLUSTER MEET %s: %v", addrs[i], err)
+			}
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, n := range nodes {
+		for {
+			info, err := n.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster not ok after 20 s: %v %q", err, info)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return addrs
+}
+
+
+// startSentinel starts a master and one Sentinel monitoring it as
+// "floodgate", and returns the Sentinel's address and the master's name
+// once the Sentinel reports the master.
+func startSentinel(t *testing.T) (string, string) {
+	t.Helper()
+	master := freePort(t)
+	startRedis(t, master)
+	port := freePort(t)
+	conf := filepath.Join(t.TempDir(), "sentinel.conf")
+	text := fmt.Sprintf("sentinel monitor floodgate 127.0.0.1 %d 1\nsentinel down-after-milliseconds floodgate 5000\n", master)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startRedis(t, port, conf, "--sentinel")
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s := redis.NewSentinelClient(&redis.Options{Addr: addr})
+	defer s.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := s.GetMasterAddrByName(context.Background(), "floodgate").Result()
+		if err == nil && len(got) == 2 && got[1] == fmt.Sprint(master) {
+			return addr, "floodgate"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel does not report the master after 20 s: %v %v", got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestTopologies: fleet mode through a Redis Cluster and through Sentinel,
+// with redis.UniversalClient as the README shows it: two fleets (two
+// processes' worth) share one gate's budget, every one of the gate's keys
+// lands in one cluster slot (its hash tag), and no sync fails.
+func TestTopologies(t *testing.T) {
+	cases := []struct {
+		name string
+		opts func(t *testing.T) *redis.UniversalOptions
+	}{
+		{"cluster", func(t *testing.T) *redis.UniversalOptions {
+			return &redis.UniversalOptions{Addrs: startCluster(t)}
+		}},
+		{"sentinel", func(t *testing.T) *redis.UniversalOptions {
+			addr, master := startSentinel(t)
+			return &redis.UniversalOptions{Addrs: []string{addr}, MasterName: master}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts(t)
+			p := prefix(t)
+			name := "topology"
+			var fleets []*Fleet
+			var gates []*floodgate.Gate
+			for i := range 2 {
+				client := redis.NewUniversalClient(opts)
+				t.Cleanup(func() { client.Close() })
+				if i == 0 {
+					switch c.name {
+					case "cluster":
+						if _, ok := client.(*redis.ClusterClient); !ok {
+							t.Fatalf("UniversalClient is a %T, want *redis.ClusterClient", client)
+						}
+					case "sentinel":
+						if _, ok := client.(*redis.Client); !ok {
+							t.Fatalf("UniversalClient is a %T, want the failover *redis.Client", client)
+						}
+					}
+				}
+				f, err := New(client, Config{Prefix: p, Interval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := f.Budget(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := floodgate.New(name, floodgate.WithRetry(retry.Config{Budget: b, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}),
+					floodgate.WithBreaker(breaker.Config{MinCalls: 1e6})) // the budget's test: the breaker stays closed
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Attach(g); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				fleets, gates = append(fleets, f), append(gates, g)
+			}
+			waitShared := func() {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for _, f := range fleets {
+					for f.State() != Shared {
+						if time.Now().After(deadline) {
+							t.Fatalf("state %v after 10 s, fallbacks %d", f.State(), f.Fallbacks())
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+			}
+			waitShared()
+			// Retries of the first fleet's gate draw the shared bucket down;
+			// the second fleet's next sync sees it.
+			before, _ := fleets[1].Tokens(name)
+			fail := errors.New("down")
+			// 100 calls over 0.5 s (10 syncs), every attempt failing: each sync
+			// refills the first fleet's lease from the bucket, faster than its
+			// deposits (0.1 a call) fill it.
+			attempts := 0
+			for range 100 {
+				gates[0].Guard(context.Background(), func(context.Context) error { attempts++; return retry.Transient(fail) })
+				time.Sleep(5 * time.Millisecond)
+			}
+			t.Logf("%s: 100 calls made %d attempts", c.name, attempts)
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				after, ok := fleets[1].Tokens(name)
+				if ok && after <= before-5 {
+					t.Logf("%s: the fleet bucket fell from %.1f to %.1f tokens as the other fleet retried", c.name, before, after)
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the second fleet still sees %.1f tokens (before %.1f) 5 s after the first one's retries", after, before)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for i, f := range fleets {
+				if f.State() != Shared || f.Fallbacks() != 0 {
+					t.Errorf("fleet %d: state %v, fallbacks %d; want shared, 0 (a CROSSSLOT or a failover error would fail a sync)", i, f.State(), f.Fallbacks())
+				}
+			}
+			if c.name != "cluster" {
+				return
+			}
+			// Every key of the gate in one slot: the hash tag.
+			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: opts.Addrs})
+			defer client.Close()
+			ctx := context.Background()
+			slots := map[int64][]string{}
+			err := client.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+				keys, err := n.Keys(ctx, "{"+p+":"+name+"}*").Result()
+				for _, k := range keys {
+					s, err := client.ClusterKeySlot(ctx, k).Result()
+					if err != nil {
+						return err
+					}
+					slots[s] = append(slots[s], k)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(slots) != 1 {
+				t.Fatalf("the gate's keys are in %d slots, want 1: %v", len(slots), slots)
+			}
+			for s, keys := range slots {
+				t.Logf("cluster: the gate's %d keys are all in slot %d: %v", len(keys), s, keys)
+			}
+		})
+	}
+}
