@@ -121,7 +121,6 @@ func startCluster(t *testing.T) []string {
 	return addrs
 }
 
-
 // startSentinel starts a master and one Sentinel monitoring it as
 // "floodgate", and returns the Sentinel's address and the master's name
 // once the Sentinel reports the master.
