@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/retry"
 	"github.com/redis/go-redis/v9"
@@ -106,5 +108,51 @@ func TestCapRedisUnreachable(t *testing.T) {
 	}
 	if g.Limiter().Cap() != 1 {
 		t.Errorf("cap %d in local mode, want 1 (held)", g.Limiter().Cap())
+	}
+}
+
+// The cap's series: the limiter's cap of each attached gate (1 from
+// Attach), the live processes once a sync counted them; none with the cap
+// off.
+func TestCollectorCap(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
+	const help = `# HELP floodgate_fleet_limit_share Fleet-wide concurrency cap (Config.FleetLimit): the cap (calls in flight) the gate's limiter holds in this process, its share of FleetLimit as of its last successful sync (1 from Attach until the first; the last share while floodgate_fleet_shared is 0). Absent with the cap off or the gate not attached.
+# TYPE floodgate_fleet_limit_share gauge
+# HELP floodgate_fleet_live_processes Fleet-wide concurrency cap: the live processes (heartbeat younger than HeartbeatTTL, this one included) that divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.
+# TYPE floodgate_fleet_live_processes gauge
+`
+	names := []string{"floodgate_fleet_limit_share", "floodgate_fleet_live_processes"}
+	f, g := capFleet(t, client, Config{Prefix: "shop", FleetLimit: 30})
+	if _, err := f.Budget("unattached"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCollector(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(help+`
+floodgate_fleet_limit_share{fleet="shop",gate="g",side="client"} 1
+`), names...); err != nil {
+		t.Errorf("after Attach: %v", err)
+	}
+	// As a sync sets them.
+	gs := f.gates["g"]
+	_ = g.Limiter().SetCap(15)
+	gs.cap.share.Store(15)
+	gs.cap.live.Store(2)
+	if err := testutil.CollectAndCompare(c, strings.NewReader(help+`
+floodgate_fleet_limit_share{fleet="shop",gate="g",side="client"} 15
+floodgate_fleet_live_processes{fleet="shop",gate="g",side="client"} 2
+`), names...); err != nil {
+		t.Errorf("after a sync: %v", err)
+	}
+	off, _ := capFleet(t, client, Config{Prefix: "off"})
+	co, err := NewCollector(off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(co, names...); n != 0 {
+		t.Errorf("cap off: %d cap series, want 0", n)
 	}
 }
