@@ -65,7 +65,7 @@ type Config struct {
 	// gate's downstream, summed over the processes of the fleet (those
 	// sharing Prefix and the gate's name). It is divided among the live
 	// processes, and each attached gate's limiter is capped at this
-	// process's share ([adaptive.Limiter.SetCap]); docs/fleet.md has the
+	// process's share ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]); docs/fleet.md has the
 	// model and its bounds. Default 0 (off); range [0, 1<<20] (calls).
 	FleetLimit int
 
