@@ -25,7 +25,9 @@ import (
 // capScript is one process's heartbeat and share of a gate's fleet-wide
 // cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
 // "<last seen, Redis ms> <cap>", and field "+since" = the Redis ms the
-// record was created at. ARGV: process id, held (the cap its limiter has
+// record was (re)started at: when created, or when its newest heartbeat
+// was older than HeartbeatTTL (Redis unreachable, or the gate unused, for
+// every process: the caps the processes hold are unknown). ARGV: process id, held (the cap its limiter has
 // now, calls), FleetLimit (calls), HeartbeatTTL (ms), KeyTTL (ms).
 //
 // The clock is Redis's (TIME), so the processes' clocks never matter. A
@@ -34,31 +36,36 @@ import (
 // first FleetLimit mod n of them in id order, so the shares sum to
 // FleetLimit; the grant is the share, at most what the other live
 // records leave free, at most held while the record is younger than
-// HeartbeatTTL (after Redis lost it, every live process reports its held
-// cap before any grows), and at least 1. The record for this process is
+// HeartbeatTTL since it (re)started (after Redis lost it, or after no
+// process reached it for HeartbeatTTL, every live process reports its
+// held cap before any grows), and at least 1. The record for this process is
 // max(grant, held). It returns {grant, n}.
 var capScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, held, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local all = redis.call('HGETALL', KEYS[1])
-local since, n, others, rank = nil, 1, 0, 0
+local since, n, others, rank, latest = nil, 1, 0, 0, nil
 for i = 1, #all, 2 do
   local f, v = all[i], all[i + 1]
   if f == '+since' then
     since = tonumber(v)
-  elseif f ~= id then
+  else
     local seen, c = string.match(v, '^(%d+) (%d+)$')
-    if seen and now - tonumber(seen) < ttl then
-      n = n + 1
-      others = others + tonumber(c)
-      if f < id then rank = rank + 1 end
-    else
-      redis.call('HDEL', KEYS[1], f)
+    seen = tonumber(seen)
+    if seen and (not latest or seen > latest) then latest = seen end
+    if f ~= id then
+      if seen and now - seen < ttl then
+        n = n + 1
+        others = others + tonumber(c)
+        if f < id then rank = rank + 1 end
+      else
+        redis.call('HDEL', KEYS[1], f)
+      end
     end
   end
 end
-if not since then
+if not since or not latest or now - latest >= ttl then
   since = now
   redis.call('HSET', KEYS[1], '+since', string.format('%d', now))
 end

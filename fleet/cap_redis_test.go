@@ -337,7 +337,8 @@ func TestCapScript(t *testing.T) {
 	}{
 		{"new record holds", -1, nil, "m", 1, 30, 1, 1, 1, nil},
 		{"young record holds", 500, nil, "m", 7, 30, 7, 1, 7, nil},
-		{"alone", 2000, nil, "m", 1, 30, 30, 1, 30, nil},
+		{"no heartbeat restarts", 2000, nil, "m", 1, 30, 1, 1, 1, nil},
+		{"alone", 2000, []rec{{"m", 100, 1}}, "m", 1, 30, 30, 1, 30, nil},
 		{"three even", 2000, []rec{{"a", 10, 10}, {"z", 10, 10}}, "m", 10, 30, 10, 3, 10, nil},
 		{"remainder first", 2000, []rec{{"b", 10, 10}, {"c", 10, 10}}, "a", 10, 31, 11, 3, 11, nil},
 		{"remainder first grows", 2000, []rec{{"b", 10, 10}, {"c", 10, 10}}, "a", 10, 32, 11, 3, 11, nil},
@@ -346,7 +347,11 @@ func TestCapScript(t *testing.T) {
 		{"some room", 2000, []rec{{"a", 10, 10}, {"b", 10, 15}}, "m", 1, 30, 5, 3, 5, nil},
 		{"shrinks to share, records held", 2000, []rec{{"a", 10, 1}}, "m", 30, 30, 15, 2, 30, nil},
 		{"dead deleted", 2000, []rec{{"a", 1000, 15}, {"b", 900, 5}, {"x", 5000, 1}}, "m", 10, 30, 15, 2, 15, []string{"a", "x"}},
-		{"garbage deleted", 2000, []rec{{"a", -1, 0}}, "m", 10, 30, 30, 1, 30, []string{"a"}},
+		{"garbage deleted", 2000, []rec{{"a", -1, 0}, {"b", 100, 10}}, "m", 10, 30, 15, 2, 15, []string{"a"}},
+		{"stale record restarts and holds", 5000, []rec{{"a", 1000, 15}, {"m", 1500, 15}}, "m", 15, 30, 15, 1, 15, []string{"a"}},
+		{"own stale heartbeat restarts", 5000, []rec{{"m", 1000, 10}}, "m", 10, 30, 10, 1, 10, nil},
+		{"own fresh heartbeat does not", 5000, []rec{{"m", 100, 10}}, "m", 10, 30, 30, 1, 30, nil},
+		{"one fresh other does not", 5000, []rec{{"a", 1000, 10}, {"b", 100, 10}}, "m", 1, 30, 15, 2, 15, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := capKey(prefix(t), "g")

@@ -36,7 +36,9 @@
 // processes sum to at most FleetLimit, plus 1 for each process that joined
 // within the last few intervals (Attach caps it at 1 until it gets a
 // share). When a process exits, the others divide its share after
-// HeartbeatTTL; when syncs fail, the limiter keeps its last share.
+// HeartbeatTTL; when syncs fail, the limiter keeps its last share, and a
+// record no process reached for HeartbeatTTL holds every cap for
+// HeartbeatTTL once Redis answers again.
 // [Fleet.Share] reads it. [NewCollector] exports the mode, the fallbacks,
 // the fleet buckets and the caps to Prometheus. docs/fleet.md has the key
 // layout, the bounds, the failure modes and the metrics.
