@@ -215,14 +215,15 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 // neither a closing window nor Acquire's growth on demand sets the limit
 // above n, and a limit above n is lowered to n at once (calls in flight
 // above it finish; no new call is admitted until fewer than n are in
-// flight). The cap wins over MinLimit: a cap below MinLimit makes the
-// limit n. n == 0 removes the cap; raising or removing it does not raise
+// flight). The cap wins over MinLimit: under a cap below MinLimit the
+// limit is at most n. n == 0 removes the cap; raising or removing it does not raise
 // the limit, which grows from there as the algorithm (or Acquire, for a
 // [Grower]) moves it. It returns an error if n is not in [0, 1<<20].
 //
 // SetCap is for a controller dividing a maximum among processes (package
 // fleet's fleet-wide cap calls it once per sync); it takes no lock, and
-// Acquire's admit path reads nothing more for it. A limit raised by an
+// Acquire's admit path reads nothing more for it. OnLimitChange is not
+// called for a limit SetCap lowers (it reports windows). A limit raised by an
 // Acquire or a window concurrent with a lowering SetCap is brought under
 // the cap by whichever of them ends last, before it returns.
 func (l *Limiter) SetCap(n int) error {
