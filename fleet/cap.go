@@ -18,17 +18,20 @@ import (
 // The invariant kept (docs/fleet.md has the argument): for every live
 // process, the cap its limiter actually has is at most the cap Redis
 // records for it, and the records of the live processes sum to at most
-// FleetLimit. A process raises its cap only after Redis recorded the
-// higher value, and reports a lower one (its "held" cap) only after it
-// applied it; a grant is at most what the other live records leave free.
+// FleetLimit, but for the floor of 1 (a process that joins a full fleet
+// holds 1 until the others made room). A process raises its cap only
+// after Redis recorded the higher value, and reports a lower one (its
+// "held" cap) only after it applied it; a grant is at most what the
+// other live records leave free.
 
 // capScript is one process's heartbeat and share of a gate's fleet-wide
 // cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
 // "<last seen, Redis ms> <cap>", and field "+since" = the Redis ms the
 // record was (re)started at: when created, or when its newest heartbeat
 // was older than HeartbeatTTL (Redis unreachable, or the gate unused, for
-// every process: the caps the processes hold are unknown). ARGV: process id, held (the cap its limiter has
-// now, calls), FleetLimit (calls), HeartbeatTTL (ms), KeyTTL (ms).
+// every process: the caps the processes hold are unknown). ARGV: process
+// id, held (the cap its limiter has now, calls), FleetLimit (calls),
+// HeartbeatTTL (ms), KeyTTL (ms).
 //
 // The clock is Redis's (TIME), so the processes' clocks never matter. A
 // process not seen for HeartbeatTTL is deleted. With n live processes
@@ -38,8 +41,8 @@ import (
 // records leave free, at most held while the record is younger than
 // HeartbeatTTL since it (re)started (after Redis lost it, or after no
 // process reached it for HeartbeatTTL, every live process reports its
-// held cap before any grows), and at least 1. The record for this process is
-// max(grant, held). It returns {grant, n}.
+// held cap before any grows), and at least 1. The record for this
+// process is max(grant, held). It returns {grant, n}.
 var capScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

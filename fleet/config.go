@@ -65,16 +65,21 @@ type Config struct {
 	// gate's downstream, summed over the processes of the fleet (those
 	// sharing Prefix and the gate's name). It is divided among the live
 	// processes, and each attached gate's limiter is capped at this
-	// process's share ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]); docs/fleet.md has the
-	// model and its bounds. Default 0 (off); range [0, 1<<20] (calls).
+	// process's share
+	// ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]);
+	// docs/fleet.md has the model and its bounds. The fleet owns the cap
+	// of an attached gate's limiter. Default 0 (off); range [0, 1<<20]
+	// (calls); each process needs one call at least, so the bound holds
+	// with at most FleetLimit processes.
 	FleetLimit int
 
 	// HeartbeatTTL is how long a process counts as live for the fleet-wide
 	// cap after its last successful sync: a process that exits (or stops
 	// reaching Redis) stops counting that long after, and the others then
 	// divide FleetLimit without it. It is also how long a new cap record
-	// (the first process of a fleet, or after Redis lost its keys) keeps
-	// every share from growing. Used only with FleetLimit. Default 1 s, at
+	// (the first process of a fleet, after Redis lost its keys, or after
+	// no process reached Redis for HeartbeatTTL) keeps every share from
+	// growing. Used only with FleetLimit. Default 1 s, at
 	// least 3·Interval, at most KeyTTL; range [3·Interval, KeyTTL].
 	HeartbeatTTL time.Duration
 

@@ -30,8 +30,9 @@
 // HeartbeatTTL, and grants the process its share of FleetLimit among the
 // n live ones (FleetLimit/n, the remainder to the first in id order), at
 // most what the others' recorded caps leave free; the process then caps
-// its limiter there ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]), which lowers the limit at
-// once. A process raises its cap only after Redis recorded it, and
+// its limiter there
+// ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]), which
+// lowers the limit at once. A process raises its cap only after Redis recorded it, and
 // reports a lower one only after it applied it, so the caps of the live
 // processes sum to at most FleetLimit, plus 1 for each process that joined
 // within the last few intervals (Attach caps it at 1 until it gets a
