@@ -21,7 +21,8 @@ type Config struct {
 	// other algorithms it is shed until the limit grows.
 	InitialLimit int
 
-	// MinLimit is the lowest limit (calls). Default 1; range [1, MaxLimit].
+	// MinLimit is the lowest limit (calls), unless [Limiter.SetCap] sets a
+	// lower cap, which wins. Default 1; range [1, MaxLimit].
 	MinLimit int
 
 	// MaxLimit is the highest limit (calls). Default 1000, or MinLimit if

@@ -24,6 +24,11 @@
 // Algorithm that is a [Grower] also lets Acquire raise the limit on demand
 // between windows, up to its Ceiling, instead of shedding.
 //
+// [Limiter.SetCap] sets a runtime cap over both (package fleet divides a
+// fleet-wide maximum among processes with it): the limit never goes above
+// the cap, even when it is below MinLimit, and lowering the cap lowers the
+// limit at once. Only the shed path and closing windows read it.
+//
 // # Algorithms
 //
 //   - [Gradient] (the default): cuts the limit only on evidence that our

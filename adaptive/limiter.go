@@ -63,6 +63,9 @@ type Limiter struct {
 	// ceiling is how far Acquire may raise the limit on demand (calls): the
 	// algorithm's Ceiling if it is a Grower, else 0 (never).
 	ceiling atomic.Int64
+	// capLimit is the runtime cap of SetCap (calls), 0 for none. Only the
+	// shed path and closing windows read it.
+	capLimit atomic.Int64
 }
 
 // New returns a Limiter configured by cfg, or an error: naming the first
@@ -119,12 +122,17 @@ func (l *Limiter) Acquire() bool {
 	for {
 		n := l.inFlight.Load()
 		if lim := l.limit.Load(); n >= lim {
-			// The shed path: only here is the ceiling read.
+			// The shed path: only here are the ceiling and the cap read.
 			c := l.ceiling.Load()
+			if cp := l.capLimit.Load(); cp > 0 {
+				c = min(c, cp)
+			}
 			if n >= c {
 				return false
 			}
-			l.limit.CompareAndSwap(lim, min(c, max(2*lim, n+1)))
+			if l.limit.CompareAndSwap(lim, min(c, max(2*lim, n+1))) {
+				l.clampToCap() // a SetCap may have lowered the cap since it was read
+			}
 			continue
 		}
 		if l.inFlight.CompareAndSwap(n, n+1) {
@@ -177,12 +185,16 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 	}
 	cur := l.limit.Load()
 	next := min(max(int64(l.alg.Update(int(cur), w)), l.minLimit), l.maxLimit)
+	if cp := l.capLimit.Load(); cp > 0 {
+		next = min(next, cp)
+	}
 	if _, ok := l.alg.(Grower); ok {
 		// No growth between the new limit and its ceiling: an Acquire in
 		// that gap would pair a cut with the old ceiling and undo it.
 		l.ceiling.Store(0)
 	}
 	l.limit.Store(next)
+	l.clampToCap() // a SetCap may have lowered the cap since it was read
 	if b, ok := l.alg.(Baseliner); ok {
 		l.baseline.Store(int64(b.Baseline()))
 	}
@@ -195,6 +207,44 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 			}
 		default:
 			l.dropped.Add(1)
+		}
+	}
+}
+
+// SetCap sets a runtime cap on the limit (calls in flight): from now on
+// neither a closing window nor Acquire's growth on demand sets the limit
+// above n, and a limit above n is lowered to n at once (calls in flight
+// above it finish; no new call is admitted until fewer than n are in
+// flight). The cap wins over MinLimit: under a cap below MinLimit the
+// limit is at most n. n == 0 removes the cap; raising or removing it does not raise
+// the limit, which grows from there as the algorithm (or Acquire, for a
+// [Grower]) moves it. It returns an error if n is not in [0, 1<<20].
+//
+// SetCap is for a controller dividing a maximum among processes (package
+// fleet's fleet-wide cap calls it once per sync); it takes no lock, and
+// Acquire's admit path reads nothing more for it. OnLimitChange is not
+// called for a limit SetCap lowers (it reports windows). A limit raised by an
+// Acquire or a window concurrent with a lowering SetCap is brought under
+// the cap by whichever of them ends last, before it returns.
+func (l *Limiter) SetCap(n int) error {
+	if n < 0 || n > maxLimitCeiling {
+		return fmt.Errorf("adaptive: SetCap: cap must be in [0, %d] (0: none), got %d", maxLimitCeiling, n)
+	}
+	l.capLimit.Store(int64(n))
+	l.clampToCap()
+	return nil
+}
+
+// Cap returns the cap [Limiter.SetCap] set (calls in flight), 0 if none.
+func (l *Limiter) Cap() int { return int(l.capLimit.Load()) }
+
+// clampToCap lowers the limit to the cap if it is above it.
+func (l *Limiter) clampToCap() {
+	for {
+		cp := l.capLimit.Load()
+		lim := l.limit.Load()
+		if cp == 0 || lim <= cp || l.limit.CompareAndSwap(lim, cp) {
+			return
 		}
 	}
 }
@@ -263,7 +313,9 @@ func raise(v *atomic.Int64, n int64) {
 	}
 }
 
-// Limit returns the current limit (calls in flight), in [MinLimit, MaxLimit].
+// Limit returns the current limit (calls in flight), in [MinLimit, MaxLimit],
+// and at most the cap of [Limiter.SetCap] if one is set (even below
+// MinLimit).
 func (l *Limiter) Limit() int { return int(l.limit.Load()) }
 
 // InFlight returns the number of calls holding a slot now.

@@ -23,6 +23,7 @@ import (
 type Collector struct {
 	f                       *Fleet
 	shared, fallbacks, fill *prometheus.Desc
+	share, live             *prometheus.Desc // the fleet-wide cap (cap.go)
 }
 
 // NewCollector returns a Collector of f. It returns an error if f is nil
@@ -51,18 +52,30 @@ func NewCollector(f *Fleet) (*Collector, error) {
 				"read it at its last successful sync (at most Interval old while floodgate_fleet_shared is 1, older while it is 0); "+
 				"absent before the first. The tokens this process holds locally are floodgate_retry_budget_tokens.",
 			[]string{"gate"}, labels),
+		share: prometheus.NewDesc("floodgate_fleet_limit_share",
+			"Fleet-wide concurrency cap (Config.FleetLimit): the cap (calls in flight) the gate's limiter holds in this "+
+				"process, its share of FleetLimit as of its last successful sync (1 from Attach until the first; the last "+
+				"share while floodgate_fleet_shared is 0). Absent with the cap off or the gate not attached.",
+			[]string{"gate"}, labels),
+		live: prometheus.NewDesc("floodgate_fleet_live_processes",
+			"Fleet-wide concurrency cap: the live processes (heartbeat younger than HeartbeatTTL, this one included) that "+
+				"divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.",
+			[]string{"gate"}, labels),
 	}, nil
 }
 
-// Describe sends the descriptors of the three metrics c exports.
+// Describe sends the descriptors of the five metrics c exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.shared
 	ch <- c.fallbacks
 	ch <- c.fill
+	ch <- c.share
+	ch <- c.live
 }
 
-// Collect sends the Fleet's state, its fallbacks, and the fleet bucket of
-// each gate that had a successful sync.
+// Collect sends the Fleet's state, its fallbacks, the fleet bucket of
+// each gate that had a successful sync, and, with the fleet-wide cap on,
+// each attached gate's cap and live processes.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	f := c.f
 	shared := 0.0
@@ -74,15 +87,32 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	names := make([]string, 0, len(f.gates))
 	levels := make([]int64, 0, len(f.gates))
+	var caps []capSeries
 	for name, g := range f.gates {
 		names = append(names, name)
 		levels = append(levels, g.level.Load())
+		if fg := g.fg.Load(); fg != nil && f.s.FleetLimit > 0 && utf8.ValidString(name) {
+			caps = append(caps, capSeries{name, fg.Limiter().Cap(), g.cap.live.Load()})
+		}
 	}
 	f.mu.Unlock()
+	for _, cs := range caps {
+		ch <- prometheus.MustNewConstMetric(c.share, prometheus.GaugeValue, float64(cs.cap), cs.name)
+		if cs.live > 0 {
+			ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(cs.live), cs.name)
+		}
+	}
 	for i, name := range names {
 		if levels[i] < 0 || !utf8.ValidString(name) {
 			continue // no sync yet; a name Prometheus cannot carry
 		}
 		ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
 	}
+}
+
+// capSeries is one attached gate's cap series, read under the Fleet's mutex.
+type capSeries struct {
+	name string
+	cap  int
+	live int64
 }

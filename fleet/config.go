@@ -60,6 +60,29 @@ type Config struct {
 	// the local budget's default; range [Lease, 1e6], a multiple of 0.001.
 	LocalMax float64
 
+	// FleetLimit, if not 0, turns on the fleet-wide concurrency cap of
+	// every gate given to [Fleet.Attach]: the most calls in flight to that
+	// gate's downstream, summed over the processes of the fleet (those
+	// sharing Prefix and the gate's name). It is divided among the live
+	// processes, and each attached gate's limiter is capped at this
+	// process's share
+	// ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]);
+	// docs/fleet.md has the model and its bounds. The fleet owns the cap
+	// of an attached gate's limiter. Default 0 (off); range [0, 1<<20]
+	// (calls); each process needs one call at least, so the bound holds
+	// with at most FleetLimit processes.
+	FleetLimit int
+
+	// HeartbeatTTL is how long a process counts as live for the fleet-wide
+	// cap after its last successful sync: a process that exits (or stops
+	// reaching Redis) stops counting that long after, and the others then
+	// divide FleetLimit without it. It is also how long a new cap record
+	// (the first process of a fleet, after Redis lost its keys, or after
+	// no process reached Redis for HeartbeatTTL) keeps every share from
+	// growing. Used only with FleetLimit. Default 1 s, at
+	// least 3·Interval, at most KeyTTL; range [3·Interval, KeyTTL].
+	HeartbeatTTL time.Duration
+
 	// Logger gets one line when the process falls back to local mode and
 	// one when it shares again. nil uses slog.Default().
 	Logger *slog.Logger
@@ -80,6 +103,8 @@ const (
 	DefaultRatio    = retry.DefaultBudgetRatio
 	DefaultLease    = 2
 	DefaultLocalMax = retry.DefaultBudgetMax
+
+	DefaultHeartbeatTTL = time.Second
 )
 
 // settings is a validated Config, in credits.
@@ -117,6 +142,9 @@ func validate(cfg Config) (settings, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.HeartbeatTTL == 0 {
+		cfg.HeartbeatTTL = min(max(DefaultHeartbeatTTL, 3*cfg.Interval), cfg.KeyTTL)
+	}
 	s := settings{Config: cfg}
 	var ok bool
 	switch {
@@ -128,6 +156,9 @@ func validate(cfg Config) (settings, error) {
 		return s, fmt.Errorf("fleet: Timeout must be in [1ms, Interval=%v], got %v", cfg.Interval, cfg.Timeout)
 	case cfg.KeyTTL < 10*cfg.Interval || cfg.KeyTTL > 30*24*time.Hour:
 		return s, fmt.Errorf("fleet: KeyTTL must be in [10·Interval=%v, 720h], got %v", 10*cfg.Interval, cfg.KeyTTL)
+	}
+	if err := validateCap(cfg); err != nil {
+		return s, err
 	}
 	if s.max, ok = credits(cfg.Max, 1, 1e6); !ok {
 		return s, fmt.Errorf("fleet: Max must be a multiple of 0.001 in [1, 1000000], got %v", cfg.Max)

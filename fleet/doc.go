@@ -1,6 +1,7 @@
 // Package fleet shares floodgate's retry budget between the processes of a
-// fleet through Redis, with Redis never on the hot path (issue 15; the
-// shared breaker and the fleet-wide concurrency cap are not built yet).
+// fleet through Redis, and optionally caps the calls in flight fleet-wide,
+// with Redis never on the hot path (issue 15; the shared breaker is not
+// built yet).
 //
 // The model: each gate name has one token bucket in Redis, the fleet's,
 // holding at most Max tokens. Every process keeps a local
@@ -20,13 +21,33 @@
 // longer than Timeout, the process is in local mode: its budgets keep
 // their tokens and earn up to LocalMax, as without fleet mode, until a
 // sync succeeds; then what they hold above Lease is dropped and sharing
-// resumes. [NewCollector] exports the mode, the fallbacks and the fleet
-// buckets to Prometheus. docs/fleet.md has the key layout, the bounds, the
-// failure modes and the metrics.
+// resumes.
+//
+// The fleet-wide concurrency cap (Config.FleetLimit, off by default; for
+// the gates given to [Fleet.Attach]): each sync also runs a second script
+// per attached gate, which records the process's heartbeat and the cap
+// its limiter holds (Redis's clock), forgets the processes not seen for
+// HeartbeatTTL, and grants the process its share of FleetLimit among the
+// n live ones (FleetLimit/n, the remainder to the first in id order), at
+// most what the others' recorded caps leave free; the process then caps
+// its limiter there
+// ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]), which
+// lowers the limit at once. A process raises its cap only after Redis recorded it, and
+// reports a lower one only after it applied it, so the caps of the live
+// processes sum to at most FleetLimit, plus 1 for each process that joined
+// within the last few intervals (Attach caps it at 1 until it gets a
+// share). When a process exits, the others divide its share after
+// HeartbeatTTL; when syncs fail, the limiter keeps its last share, and a
+// record no process reached for HeartbeatTTL holds every cap for
+// HeartbeatTTL once Redis answers again.
+// [Fleet.Share] reads it. [NewCollector] exports the mode, the fallbacks,
+// the fleet buckets and the caps to Prometheus. docs/fleet.md has the key
+// layout, the bounds, the failure modes and the metrics.
 //
 //	f, err := fleet.New(redisClient, fleet.Config{})
 //	budget, err := f.Budget("shipping-quote")
 //	gate, err := floodgate.New("shipping-quote", floodgate.WithRetry(retry.Config{Budget: budget}))
+//	err = f.Attach(gate) // for the fleet-wide cap (Config.FleetLimit)
 //	err = f.Start()
 //	defer f.Close()
 package fleet

@@ -74,6 +74,7 @@ type gate struct {
 	fg     atomic.Pointer[floodgate.Gate] // set by Attach; nil: the budget only
 	level  atomic.Int64                   // credits in the fleet bucket after the last sync; -1 before
 	seq    uint64                         // syncs sent; used by the sync goroutine only
+	cap    capState                       // the fleet-wide cap (cap.go)
 }
 
 // New returns a Fleet syncing through client, or an error when client is
@@ -126,8 +127,10 @@ func (f *Fleet) Budget(name string) (*retry.Budget, error) {
 // Attach shares g's breaker and limiter with the fleet as well as its
 // budget: g must have been made with the budget that [Fleet.Budget]
 // returned for g.Name() (floodgate.WithRetry(retry.Config{Budget: b})).
-// It returns an error when g is nil, when its budget is not that one,
-// when g is attached already, or when the Fleet is closed.
+// With Config.FleetLimit, the fleet also caps g's limiter at its share of
+// the fleet-wide cap ([Fleet.Share]); Attach caps it at 1 until the first
+// sync grants one. It returns an error when g is nil, when its budget is
+// not that one, when g is attached already, or when the Fleet is closed.
 func (f *Fleet) Attach(g *floodgate.Gate) error {
 	if g == nil {
 		return errors.New("fleet: Attach: gate must not be nil")
@@ -140,6 +143,9 @@ func (f *Fleet) Attach(g *floodgate.Gate) error {
 	fg, ok := f.gates[g.Name()]
 	if !ok || fg.budget != g.Budget() {
 		return fmt.Errorf("fleet: Attach: gate %q does not use the budget Fleet.Budget(%q) returned", g.Name(), g.Name())
+	}
+	if fg.fg.Load() == nil {
+		f.attachCap(fg, g) // before the sync can see g
 	}
 	if !fg.fg.CompareAndSwap(nil, g) {
 		return fmt.Errorf("fleet: Attach: gate %q is attached already", g.Name())

@@ -71,7 +71,11 @@ func (f *Fleet) syncAll() {
 		return
 	}
 	for _, g := range gates {
-		if err := f.syncGate(g); err != nil {
+		err := f.syncGate(g)
+		if err == nil {
+			err = f.syncCap(g) // cap.go
+		}
+		if err != nil {
 			if f.ctx.Err() == nil {
 				f.fail(err)
 			}

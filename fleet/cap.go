@@ -1,0 +1,197 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/floodgate-go/floodgate"
+	"github.com/redis/go-redis/v9"
+)
+
+// The fleet-wide concurrency cap (Config.FleetLimit): each sync, each
+// attached gate's process runs capScript, which refreshes its heartbeat,
+// counts the live processes and grants its share; the process then caps
+// its gate's limiter at the grant with adaptive.Limiter.SetCap.
+//
+// The invariant kept (docs/fleet.md has the argument): for every live
+// process, the cap its limiter actually has is at most the cap Redis
+// records for it, and the records of the live processes sum to at most
+// FleetLimit, but for the floor of 1 (a process that joins a full fleet
+// holds 1 until the others made room). A process raises its cap only
+// after Redis recorded the higher value, and reports a lower one (its
+// "held" cap) only after it applied it; a grant is at most what the
+// other live records leave free.
+
+// capScript is one process's heartbeat and share of a gate's fleet-wide
+// cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
+// "<last seen, Redis ms> <cap>", and field "+since" = the Redis ms the
+// record was (re)started at: when created, or when its newest heartbeat
+// was older than HeartbeatTTL (Redis unreachable, or the gate unused, for
+// every process: the caps the processes hold are unknown). ARGV: process
+// id, held (the cap its limiter has now, calls), FleetLimit (calls),
+// HeartbeatTTL (ms), KeyTTL (ms).
+//
+// The clock is Redis's (TIME), so the processes' clocks never matter. A
+// process not seen for HeartbeatTTL is deleted. With n live processes
+// (this one included) its share is floor(FleetLimit/n), plus 1 for the
+// first FleetLimit mod n of them in id order, so the shares sum to
+// FleetLimit; the grant is the share, at most what the other live
+// records leave free, at most held while the record is younger than
+// HeartbeatTTL since it (re)started (after Redis lost it, or after no
+// process reached it for HeartbeatTTL, every live process reports its
+// held cap before any grows), and at least 1. The record for this
+// process is max(grant, held). It returns {grant, n}.
+var capScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local id, held, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local all = redis.call('HGETALL', KEYS[1])
+local since, n, others, rank, latest = nil, 1, 0, 0, nil
+for i = 1, #all, 2 do
+  local f, v = all[i], all[i + 1]
+  if f == '+since' then
+    since = tonumber(v)
+  else
+    local seen, c = string.match(v, '^(%d+) (%d+)$')
+    seen = tonumber(seen)
+    if seen and (not latest or seen > latest) then latest = seen end
+    if f ~= id then
+      if seen and now - seen < ttl then
+        n = n + 1
+        others = others + tonumber(c)
+        if f < id then rank = rank + 1 end
+      else
+        redis.call('HDEL', KEYS[1], f)
+      end
+    end
+  end
+end
+if not since or not latest or now - latest >= ttl then
+  since = now
+  redis.call('HSET', KEYS[1], '+since', string.format('%d', now))
+end
+local share = math.floor(limit / n)
+if rank < limit % n then share = share + 1 end
+local grant = math.min(share, limit - others)
+if now - since < ttl then grant = math.min(grant, held) end
+grant = math.max(grant, 1)
+redis.call('HSET', KEYS[1], id, string.format('%d %d', now, math.max(grant, held)))
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {grant, n}
+`)
+
+// capKey is the key of a gate's fleet-wide cap record.
+func capKey(prefix, name string) string { return "{" + prefix + ":" + name + "}:cap" }
+
+// maxFleetLimit is the largest FleetLimit, adaptive's largest cap.
+const maxFleetLimit = 1 << 20
+
+// validateCap checks the cap's fields of cfg, defaults filled.
+func validateCap(cfg Config) error {
+	switch {
+	case cfg.FleetLimit < 0 || cfg.FleetLimit > maxFleetLimit:
+		return fmt.Errorf("fleet: FleetLimit must be in [0, %d] (0: off), got %d", maxFleetLimit, cfg.FleetLimit)
+	case cfg.HeartbeatTTL < 3*cfg.Interval || cfg.HeartbeatTTL > cfg.KeyTTL:
+		return fmt.Errorf("fleet: HeartbeatTTL must be in [3·Interval=%v, KeyTTL=%v], got %v", 3*cfg.Interval, cfg.KeyTTL, cfg.HeartbeatTTL)
+	}
+	return nil
+}
+
+// capState is a gate's fleet-wide cap as of its last successful cap sync.
+type capState struct {
+	key   string       // capKey
+	share atomic.Int64 // the grant applied (calls); 0 before the first
+	live  atomic.Int64 // live processes counted, this one included
+}
+
+// attachCap caps a gate being attached at 1 call in flight when the
+// fleet-wide cap is on: before its first sync a process knows no share,
+// and 1 is the least that serves. Called by Attach under f.mu, before it
+// publishes the gate to the sync.
+func (f *Fleet) attachCap(g *gate, fg *floodgate.Gate) {
+	if f.s.FleetLimit == 0 {
+		return
+	}
+	g.cap.key = capKey(f.s.Prefix, g.name)
+	_ = fg.Limiter().SetCap(1) // in range
+}
+
+// syncCap runs the cap script for g, if the cap is on and g attached,
+// and caps g's limiter at the grant. On failure the limiter keeps the
+// cap it has (the last share), so that a Redis outage does not raise
+// the fleet's sum.
+func (f *Fleet) syncCap(g *gate) error {
+	fg := g.fg.Load()
+	if f.s.FleetLimit == 0 || fg == nil {
+		return nil
+	}
+	lim := fg.Limiter()
+	held := lim.Cap()
+	v, err := f.redisCall(func(ctx context.Context) ([]int64, error) {
+		return capScript.Run(ctx, f.client, []string{g.cap.key}, f.id, held, f.s.FleetLimit,
+			f.s.HeartbeatTTL.Milliseconds(), f.s.KeyTTL.Milliseconds()).Int64Slice()
+	})
+	if err != nil {
+		return err
+	}
+	if len(v) != 2 || v[0] < 1 || v[0] > maxFleetLimit {
+		return fmt.Errorf("fleet: cap script answered %v", v)
+	}
+	if err := lim.SetCap(int(v[0])); err != nil {
+		return err // unreachable: checked above
+	}
+	g.cap.share.Store(v[0])
+	g.cap.live.Store(v[1])
+	return nil
+}
+
+// redisCall runs fn once with its own Timeout, as call does for the sync
+// script: in a goroutine of its own, a call that outlives the Timeout
+// left to finish and its answer dropped, nothing sent while one is.
+func (f *Fleet) redisCall(fn func(ctx context.Context) ([]int64, error)) ([]int64, error) {
+	if f.pending != nil {
+		select {
+		case <-f.pending:
+			f.pending = nil
+		default:
+			return nil, errPending
+		}
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, f.s.Timeout)
+	done := make(chan result, 1)
+	f.calls.Add(1)
+	go func() {
+		defer f.calls.Done()
+		defer cancel()
+		v, err := fn(ctx)
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(f.s.Timeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-timer.C:
+		f.pending = done
+		return nil, context.DeadlineExceeded
+	}
+}
+
+// Share returns the fleet-wide cap (calls in flight) this process's
+// limiter of the gate named name holds as of its last successful sync,
+// and the live processes that sync counted (this one included); false if
+// it has none (the cap is off, no such gate or not attached, or no sync
+// succeeded yet; the limiter's cap is then 1 from Attach until the first).
+// The cap held while syncs fail is the last share.
+func (f *Fleet) Share(name string) (share, live int, ok bool) {
+	f.mu.Lock()
+	g, found := f.gates[name]
+	f.mu.Unlock()
+	if !found {
+		return 0, 0, false
+	}
+	s := g.cap.share.Load()
+	return int(s), int(g.cap.live.Load()), s > 0
+}
