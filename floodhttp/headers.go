@@ -1,6 +1,7 @@
 package floodhttp
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 )
@@ -73,4 +74,14 @@ var attemptValues = func() (v [10][]string) {
 		v[i] = []string{strconv.Itoa(i + 1)}
 	}
 	return v
+}()
+
+// attemptHeaders holds the Header of an attempt of a request without
+// headers of its own, for the first attempts, shared by all: sent only
+// through an *http.Transport, which does not modify it.
+var attemptHeaders = func() (h [len(attemptValues)]http.Header) {
+	for i := range h {
+		h[i] = http.Header{AttemptHeader: attemptValues[i]}
+	}
+	return h
 }()

@@ -84,6 +84,7 @@ type Transport struct {
 	keys       bool
 	attemptHdr bool
 	timeoutHdr bool
+	shareHdr   bool // Base is an *http.Transport: attemptHeaders may be sent
 	onHidden   func(int)
 	hidden     atomic.Int64
 }
@@ -99,6 +100,7 @@ func NewTransport(gate *floodgate.Gate, cfg Config) (*Transport, error) {
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
+	_, t.shareHdr = t.base.(*http.Transport)
 	if t.classify == nil {
 		t.classify = Classify
 	}
@@ -143,9 +145,12 @@ func (t *Transport) Gate() *floodgate.Gate { return t.gate }
 // RoundTrip sends req through the Gate (see [Transport]).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	c := &call{t: t, req: req}
+	c := &call{Context: ctx, t: t, req: req}
 	c.trace.GetConn = c.getConn
-	c.ctx = httptrace.WithClientTrace(ctx, &c.trace)
+	c.ctx = c // the call carries the trace: no context of its own
+	if traceKey == nil || httptrace.ContextClientTrace(ctx) != nil {
+		c.ctx = httptrace.WithClientTrace(ctx, &c.trace) // composed with the caller's
+	}
 	gctx := ctx
 	switch {
 	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
@@ -218,20 +223,68 @@ const (
 	drainTime = 100 * time.Millisecond
 )
 
-// call is one RoundTrip: its attempts share it, one after the other.
+// call is one RoundTrip: its attempts share it, one after the other. It
+// is also the attempts' context: req's, with the trace as a value, so that
+// a RoundTrip allocates no context of its own.
 type call struct {
+	context.Context // req's
+
 	t        *Transport
 	req      *http.Request
-	ctx      context.Context // req's context with the trace
+	ctx      context.Context // the attempts' parent: the call itself, or httptrace's wrapping of req's
 	trace    httptrace.ClientTrace
 	getConns atomic.Int32 // GetConn calls in the current attempt
 	key      []string     // a generated Idempotency-Key, nil if none
+	timeout  [1]string    // the first attempt's TimeoutHeader value
 	n        int          // attempts so far
 	sent     bool         // req.Body was handed to Base
 	resp     *http.Response
 }
 
 func (c *call) getConn(string) { c.getConns.Add(1) }
+
+// Value returns the call's trace for httptrace's key, and the request
+// context's value for any other.
+func (c *call) Value(key any) any {
+	if key == traceKey {
+		return &c.trace
+	}
+	return c.Context.Value(key)
+}
+
+// traceKey is the key under which httptrace keeps a ClientTrace in a
+// context, as httptrace.ContextClientTrace asks for it, so that a call (a
+// context that answers it with its trace) need not be wrapped by
+// httptrace.WithClientTrace; nil if the probe did not find it, and then it
+// is.
+var traceKey = func() any {
+	p := &keyProbe{Context: context.Background()}
+	_ = httptrace.ContextClientTrace(p) // records the key
+	p.trace = &httptrace.ClientTrace{}
+	if p.key == nil || httptrace.ContextClientTrace(p) != p.trace {
+		return nil
+	}
+	return p.key
+}()
+
+// keyProbe records the key of the first Value asked of it, then answers
+// that key with trace.
+type keyProbe struct {
+	context.Context
+	key   any
+	trace *httptrace.ClientTrace
+}
+
+func (p *keyProbe) Value(key any) any {
+	if p.trace == nil {
+		p.key = key
+		return nil
+	}
+	if key == p.key {
+		return p.trace
+	}
+	return nil
+}
 
 // attempt sends one attempt; actx is the Gate's attempt context, whose
 // deadline it takes but not its cancellation, which comes when this
@@ -262,27 +315,7 @@ func (c *call) attempt(actx context.Context) error {
 		r.Body = b
 	}
 	if t.attemptHdr || t.timeoutHdr && hasD || c.key != nil {
-		h := make(http.Header, len(req.Header)+3)
-		for k, v := range req.Header {
-			h[k] = v // values shared, never modified
-		}
-		if t.attemptHdr {
-			if c.n <= len(attemptValues) {
-				h[AttemptHeader] = attemptValues[c.n-1]
-			} else {
-				h[AttemptHeader] = []string{strconv.Itoa(c.n)}
-			}
-		}
-		if t.timeoutHdr && hasD {
-			var buf [16]byte
-			if b, ok := formatTimeout(buf[:0], time.Until(d)); ok {
-				h[TimeoutHeader] = []string{string(b)}
-			}
-		}
-		if c.key != nil {
-			h["Idempotency-Key"] = c.key
-		}
-		r.Header = h
+		r.Header = c.header(d, hasD)
 	}
 	c.sent = true
 	c.getConns.Store(0)
@@ -308,6 +341,9 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	if e == nil || retry.Classify(e) == retry.ClassPermanent {
 		c.resp = resp
+		if resp.Request == r {
+			resp.Request = req // the caller's, as http.Transport answers with its caller's
+		}
 		if cancel != nil {
 			keepBody(resp, cancel)
 		}
@@ -318,6 +354,44 @@ func (c *call) attempt(actx context.Context) error {
 		cancel()
 	}
 	return e
+}
+
+// header returns the attempt's Header: req's with the attempt's headers.
+// Without headers of the request's own and with the attempt number alone,
+// a shared one (Base an *http.Transport, which does not modify it);
+// otherwise a copy of req's (its values shared, never modified).
+func (c *call) header(d time.Time, hasD bool) http.Header {
+	t, req := c.t, c.req
+	timeout := t.timeoutHdr && hasD
+	if len(req.Header) == 0 && t.shareHdr && t.attemptHdr && !timeout && c.key == nil && c.n <= len(attemptHeaders) {
+		return attemptHeaders[c.n-1]
+	}
+	h := make(http.Header, len(req.Header)+3)
+	for k, v := range req.Header {
+		h[k] = v
+	}
+	if t.attemptHdr {
+		if c.n <= len(attemptValues) {
+			h[AttemptHeader] = attemptValues[c.n-1]
+		} else {
+			h[AttemptHeader] = []string{strconv.Itoa(c.n)}
+		}
+	}
+	if timeout {
+		var buf [16]byte
+		if b, ok := formatTimeout(buf[:0], time.Until(d)); ok {
+			v := []string{string(b)}
+			if c.n == 1 { // the first attempt's value lives in the call
+				c.timeout[0] = string(b)
+				v = c.timeout[:]
+			}
+			h[TimeoutHeader] = v
+		}
+	}
+	if c.key != nil {
+		h["Idempotency-Key"] = c.key
+	}
+	return h
 }
 
 // drain reads at most drainMax bytes of resp's body, for at most

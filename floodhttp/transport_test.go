@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -527,3 +529,83 @@ func TestTransportGetBodyFails(t *testing.T) {
 		t.Errorf("breaker counted %d calls, want 1 (the refused replay is not one)", c.Calls)
 	}
 }
+
+// The caller's request is left as it was, with or without headers of its
+// own, and the response's Request is it; a caller's own ClientTrace still
+// hears its hooks, beside the Transport's; a Base that (against
+// http.RoundTripper's rule) modifies the headers it is given modifies a
+// copy of its own.
+func TestTransportLeavesRequestAlone(t *testing.T) {
+	if traceKey == nil {
+		t.Error("traceKey not found: each RoundTrip wraps its context with httptrace.WithClientTrace")
+	}
+	for _, tc := range []struct {
+		name    string
+		header  http.Header
+		trace   bool
+		rogue   bool // Base sets a header on the request it is given
+		timeout time.Duration
+	}{
+		{"no headers", http.Header{}, false, false, 0},
+		{"nil headers", nil, false, false, 0},
+		{"headers", http.Header{"X-Own": {"a"}}, false, false, 0},
+		{"headers and a deadline", http.Header{"X-Own": {"a"}}, false, false, 5 * time.Second},
+		{"caller's trace", http.Header{}, true, false, 0},
+		{"rogue Base", http.Header{}, false, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s seen
+			srv := statusServer(t, &s, 503, 200)
+			base := &http.Transport{}
+			t.Cleanup(base.CloseIdleConnections)
+			var rt http.RoundTripper = base
+			if tc.rogue {
+				rt = rtFunc(func(r *http.Request) (*http.Response, error) {
+					r.Header.Set("X-Rogue", r.Header.Get(AttemptHeader))
+					return base.RoundTrip(r)
+				})
+			}
+			_, tr := newClient(t, newGate(t, fastRetry), Config{Base: rt})
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			var gotConns atomic.Int32
+			if tc.trace {
+				ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { gotConns.Add(1) }})
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+			req.Header = tc.header
+			before := fmt.Sprint(req.Header)
+			for range 2 {
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.Request != req {
+					t.Errorf("resp.Request %p, want the caller's %p", resp.Request, req)
+				}
+			}
+			if after := fmt.Sprint(req.Header); after != before {
+				t.Errorf("the caller's Header went from %s to %s", before, after)
+			}
+			if fmt.Sprint(attemptHeaders[0]) != "map[Floodgate-Attempt:[1]]" {
+				t.Errorf("the shared header of attempt 1 is now %v", attemptHeaders[0])
+			}
+			if tc.trace && gotConns.Load() != 3 {
+				t.Errorf("the caller's trace heard %d GetConn, want 3 (503, 200, 200)", gotConns.Load())
+			}
+			if s.n() != 3 || s.attempts[0] != "1" || s.attempts[1] != "2" || s.attempts[2] != "1" {
+				t.Errorf("the server saw attempts %q, want [1 2 1]", s.attempts)
+			}
+		})
+	}
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
