@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,6 +86,8 @@ type Transport struct {
 	attemptHdr bool
 	timeoutHdr bool
 	shareHdr   bool // Base is an *http.Transport: attemptHeaders may be sent
+	poolTrace  bool // Base is an *http.Transport: tracers are reused
+	tracers    sync.Pool
 	onHidden   func(int)
 	hidden     atomic.Int64
 }
@@ -101,6 +104,7 @@ func NewTransport(gate *floodgate.Gate, cfg Config) (*Transport, error) {
 		t.base = http.DefaultTransport
 	}
 	_, t.shareHdr = t.base.(*http.Transport)
+	t.poolTrace = t.shareHdr
 	if t.classify == nil {
 		t.classify = Classify
 	}
@@ -145,11 +149,16 @@ func (t *Transport) Gate() *floodgate.Gate { return t.gate }
 // RoundTrip sends req through the Gate (see [Transport]).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	c := &call{Context: ctx, t: t, req: req}
-	c.trace.GetConn = c.getConn
-	c.ctx = c // the call carries the trace: no context of its own
-	if traceKey == nil || httptrace.ContextClientTrace(ctx) != nil {
-		c.ctx = httptrace.WithClientTrace(ctx, &c.trace) // composed with the caller's
+	c := call{t: t, req: req}
+	var tc *traceCtx
+	if traceKey != nil && httptrace.ContextClientTrace(ctx) == nil {
+		tc = &traceCtx{Context: ctx}
+		c.tr = t.tracer()
+		tc.tr.Store(c.tr)
+		c.ctx = tc
+	} else {
+		c.tr = newTracer()
+		c.ctx = httptrace.WithClientTrace(ctx, &c.tr.trace) // composed with the caller's
 	}
 	gctx := ctx
 	switch {
@@ -168,6 +177,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	err := t.gate.Guard(gctx, c.attempt)
+	if tc != nil {
+		tc.tr.Store(nil) // a later look-up finds no trace
+		if t.poolTrace {
+			t.tracers.Put(c.tr)
+		}
+	}
 	if !c.sent && req.Body != nil {
 		_ = req.Body.Close() // a RoundTripper closes the body, even on errors
 	}
@@ -223,37 +238,68 @@ const (
 	drainTime = 100 * time.Millisecond
 )
 
-// call is one RoundTrip: its attempts share it, one after the other. It
-// is also the attempts' context: req's, with the trace as a value, so that
-// a RoundTrip allocates no context of its own.
+// call is one RoundTrip: its attempts share it, one after the other.
 type call struct {
-	context.Context // req's
-
-	t        *Transport
-	req      *http.Request
-	ctx      context.Context // the attempts' parent: the call itself, or httptrace's wrapping of req's
-	trace    httptrace.ClientTrace
-	getConns atomic.Int32 // GetConn calls in the current attempt
-	key      []string     // a generated Idempotency-Key, nil if none
-	timeout  [1]string    // the first attempt's TimeoutHeader value
-	n        int          // attempts so far
-	sent     bool         // req.Body was handed to Base
-	resp     *http.Response
+	t    *Transport
+	req  *http.Request
+	ctx  context.Context // the attempts' parent: req's with the trace (a *traceCtx, or httptrace's)
+	tr   *tracer
+	key  []string // a generated Idempotency-Key, nil if none
+	n    int      // attempts so far
+	sent bool     // req.Body was handed to Base
+	resp *http.Response
 }
 
-func (c *call) getConn(string) { c.getConns.Add(1) }
+// traceCtx is a request's context with a trace, as
+// httptrace.WithClientTrace makes it, in one allocation of 32 bytes, and
+// without the trace once its RoundTrip returned (the tracer is then
+// another call's).
+type traceCtx struct {
+	context.Context
+	tr atomic.Pointer[tracer]
+}
 
-// Value returns the call's trace for httptrace's key, and the request
-// context's value for any other.
-func (c *call) Value(key any) any {
+// Value returns the trace for httptrace's key (none once RoundTrip
+// returned), and the request context's value for any other.
+func (c *traceCtx) Value(key any) any {
 	if key == traceKey {
-		return &c.trace
+		if tr := c.tr.Load(); tr != nil {
+			return &tr.trace
+		}
+		return nil
 	}
 	return c.Context.Value(key)
 }
 
+// tracer counts the GetConn calls of an attempt: its trace has that hook
+// alone.
+type tracer struct {
+	trace    httptrace.ClientTrace
+	getConns atomic.Int32
+}
+
+func newTracer() *tracer {
+	tr := new(tracer)
+	tr.trace.GetConn = tr.getConn
+	return tr
+}
+
+func (tr *tracer) getConn(string) { tr.getConns.Add(1) }
+
+// tracer returns a tracer for a call: from the Transport's pool when Base
+// is an *http.Transport, which calls GetConn within RoundTrip alone (the
+// call puts it back when its RoundTrip returns).
+func (t *Transport) tracer() *tracer {
+	if t.poolTrace {
+		if tr, ok := t.tracers.Get().(*tracer); ok {
+			return tr
+		}
+	}
+	return newTracer()
+}
+
 // traceKey is the key under which httptrace keeps a ClientTrace in a
-// context, as httptrace.ContextClientTrace asks for it, so that a call (a
+// context, as httptrace.ContextClientTrace asks for it, so that a traceCtx (a
 // context that answers it with its trace) need not be wrapped by
 // httptrace.WithClientTrace; nil if the probe did not find it, and then it
 // is.
@@ -318,12 +364,13 @@ func (c *call) attempt(actx context.Context) error {
 		r.Header = c.header(d, hasD)
 	}
 	c.sent = true
-	c.getConns.Store(0)
+	tr := c.tr
+	tr.getConns.Store(0)
 	resp, err := t.base.RoundTrip(r)
 	if resp == nil && err == nil {
 		err = errNoAnswer
 	}
-	if n := int(c.getConns.Load()) - 1; n > 0 {
+	if n := int(tr.getConns.Load()) - 1; n > 0 {
 		t.hidden.Add(int64(n))
 		if t.onHidden != nil {
 			t.onHidden(n)
@@ -366,7 +413,17 @@ func (c *call) header(d time.Time, hasD bool) http.Header {
 	if len(req.Header) == 0 && t.shareHdr && t.attemptHdr && !timeout && c.key == nil && c.n <= len(attemptHeaders) {
 		return attemptHeaders[c.n-1]
 	}
-	h := make(http.Header, len(req.Header)+3)
+	n := len(req.Header) // the map's exact size: a hint over 8 would double it
+	if t.attemptHdr {
+		n++
+	}
+	if timeout {
+		n++
+	}
+	if c.key != nil {
+		n++
+	}
+	h := make(http.Header, n)
 	for k, v := range req.Header {
 		h[k] = v
 	}
@@ -380,12 +437,7 @@ func (c *call) header(d time.Time, hasD bool) http.Header {
 	if timeout {
 		var buf [16]byte
 		if b, ok := formatTimeout(buf[:0], time.Until(d)); ok {
-			v := []string{string(b)}
-			if c.n == 1 { // the first attempt's value lives in the call
-				c.timeout[0] = string(b)
-				v = c.timeout[:]
-			}
-			h[TimeoutHeader] = v
+			h[TimeoutHeader] = []string{string(b)}
 		}
 	}
 	if c.key != nil {
