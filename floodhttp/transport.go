@@ -77,7 +77,9 @@ type Config struct {
 //     body is not in the RTT, and a body being read holds no slot.
 //   - Headers: each attempt carries [AttemptHeader] and [TimeoutHeader]
 //     unless Config turns them off; the request's own Header is not
-//     modified.
+//     modified, and the returned response's Request is req, as
+//     http.Transport answers with its caller's (each attempt sends a
+//     shallow copy of req, with its own context and Header).
 type Transport struct {
 	gate       *floodgate.Gate
 	base       http.RoundTripper
