@@ -155,7 +155,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var tc *traceCtx
 	if traceKey != nil && httptrace.ContextClientTrace(ctx) == nil {
 		tc = &traceCtx{Context: ctx}
-		c.tr = t.tracer()
+		c.tr = t.takeTracer()
 		tc.tr.Store(c.tr)
 		c.ctx = tc
 	} else {
@@ -288,10 +288,10 @@ func newTracer() *tracer {
 
 func (tr *tracer) getConn(string) { tr.getConns.Add(1) }
 
-// tracer returns a tracer for a call: from the Transport's pool when Base
-// is an *http.Transport, which calls GetConn within RoundTrip alone (the
-// call puts it back when its RoundTrip returns).
-func (t *Transport) tracer() *tracer {
+// takeTracer returns a tracer for a call: from the Transport's pool when
+// Base is an *http.Transport, which calls GetConn within RoundTrip alone
+// (RoundTrip puts it back as it returns).
+func (t *Transport) takeTracer() *tracer {
 	if t.poolTrace {
 		if tr, ok := t.tracers.Get().(*tracer); ok {
 			return tr
@@ -301,10 +301,10 @@ func (t *Transport) tracer() *tracer {
 }
 
 // traceKey is the key under which httptrace keeps a ClientTrace in a
-// context, as httptrace.ContextClientTrace asks for it, so that a traceCtx (a
-// context that answers it with its trace) need not be wrapped by
-// httptrace.WithClientTrace; nil if the probe did not find it, and then it
-// is.
+// context, as httptrace.ContextClientTrace asks for it, so that a
+// traceCtx can answer it with its trace instead of a context of
+// httptrace.WithClientTrace; nil if the probe did not find it, and then
+// RoundTrip uses WithClientTrace.
 var traceKey = func() any {
 	p := &keyProbe{Context: context.Background()}
 	_ = httptrace.ContextClientTrace(p) // records the key

@@ -384,30 +384,57 @@ func TestTransportRetriesReset(t *testing.T) {
 // attempt, the server two requests, and the Transport counts one hidden
 // retry.
 func TestTransportCountsHiddenRetries(t *testing.T) {
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 2 { // the second request, on the first's kept connection
-			hijack(t, w, false)
-			return
-		}
-		_, _ = io.WriteString(w, "ok")
-	}))
-	defer srv.Close()
-	var hooked atomic.Int32
-	attempts := 0
-	client, tr := newClient(t, newGate(t, fastRetry), Config{OnHiddenRetry: func(k int) { hooked.Add(int32(k)) }})
-	for range 2 {
-		resp, err := client.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		attempts++
-	}
-	t.Logf("%d calls, %d requests on the server, %d hidden retries", attempts, n.Load(), tr.HiddenRetries())
-	if n.Load() != 3 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
-		t.Errorf("%d requests, %d hidden retries, hook told of %d; want 3, 1, 1", n.Load(), tr.HiddenRetries(), hooked.Load())
+	for _, tc := range []struct {
+		name    string
+		wrap    bool // Base is not an *http.Transport: a tracer of its own
+		caller  bool // the caller's context has a trace: composed with it
+		callers int32
+	}{
+		{"http.Transport", false, false, 0},
+		{"wrapped Base", true, false, 0},
+		{"caller's trace", false, true, 3}, // GetConn: 1, then 2 (net/http re-sent the second)
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 2 { // the second request, on the first's kept connection
+					hijack(t, w, false)
+					return
+				}
+				_, _ = io.WriteString(w, "ok")
+			}))
+			defer srv.Close()
+			var hooked, callers atomic.Int32
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			cfg := Config{Base: base, OnHiddenRetry: func(k int) { hooked.Add(int32(k)) }}
+			if tc.wrap {
+				cfg.Base = rtFunc(base.RoundTrip)
+			}
+			client, tr := newClient(t, newGate(t, fastRetry), cfg)
+			ctx := context.Background()
+			if tc.caller {
+				ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { callers.Add(1) }})
+			}
+			attempts := 0
+			for range 2 {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				attempts++
+			}
+			t.Logf("%d calls, %d requests on the server, %d hidden retries", attempts, n.Load(), tr.HiddenRetries())
+			if n.Load() != 3 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
+				t.Errorf("%d requests, %d hidden retries, hook told of %d; want 3, 1, 1", n.Load(), tr.HiddenRetries(), hooked.Load())
+			}
+			if callers.Load() != tc.callers {
+				t.Errorf("the caller's trace heard %d GetConn, want %d", callers.Load(), tc.callers)
+			}
+		})
 	}
 }
 
