@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // A GET through an *http.Transport allocates, beyond the bare transport's,
@@ -42,9 +43,14 @@ func TestTransportAllocations(t *testing.T) {
 	}{
 		{"defaults", Config{}, 3},
 		{"no headers", Config{NoAttemptHeader: true, NoTimeoutHeader: true}, 2},
+		{"AttemptTimeout", Config{}, 18}, // and the server's copy of a second name, the attempt's two deadlines (the Gate's, and the one that outlives it for the body), the body's wrapper
 	} {
 		tc.cfg.Base = newBase()
-		tr, err := NewTransport(newGate(t, fastRetry), tc.cfg)
+		rc := fastRetry
+		if tc.name == "AttemptTimeout" {
+			rc.AttemptTimeout = time.Minute
+		}
+		tr, err := NewTransport(newGate(t, rc), tc.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

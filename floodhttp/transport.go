@@ -87,7 +87,8 @@ type Transport struct {
 	keys       bool
 	attemptHdr bool
 	timeoutHdr bool
-	shareHdr   bool // Base is an *http.Transport: attemptHeaders may be sent
+	shareHdr   bool // Base is an *http.Transport: attemptHeaders and lastHdr may be sent
+	lastHdr    atomic.Pointer[sharedHeader]
 	poolTrace  bool // Base is an *http.Transport: tracers are reused
 	tracers    sync.Pool
 	onHidden   func(int)
@@ -406,14 +407,25 @@ func (c *call) attempt(actx context.Context) error {
 }
 
 // header returns the attempt's Header: req's with the attempt's headers.
-// Without headers of the request's own and with the attempt number alone,
-// a shared one (Base an *http.Transport, which does not modify it);
+// Without headers of the request's own (and Base an *http.Transport, which
+// does not modify it), a shared one: attemptHeaders' with the attempt
+// number alone, the Transport's last one if it has the same headers;
 // otherwise a copy of req's (its values shared, never modified).
 func (c *call) header(d time.Time, hasD bool) http.Header {
 	t, req := c.t, c.req
-	timeout := t.timeoutHdr && hasD
-	if len(req.Header) == 0 && t.shareHdr && t.attemptHdr && !timeout && c.key == nil && c.n <= len(attemptHeaders) {
+	var ms int64
+	timeout := false
+	if t.timeoutHdr && hasD {
+		ms, timeout = timeoutMS(time.Until(d))
+	}
+	shared := len(req.Header) == 0 && t.shareHdr && c.key == nil
+	if shared && !timeout && t.attemptHdr && c.n <= len(attemptHeaders) {
 		return attemptHeaders[c.n-1]
+	}
+	if shared && timeout {
+		if e := t.lastHdr.Load(); e != nil && e.n == c.n && e.ms == ms {
+			return e.h
+		}
 	}
 	n := len(req.Header) // the map's exact size: a hint over 8 would double it
 	if t.attemptHdr {
@@ -438,14 +450,26 @@ func (c *call) header(d time.Time, hasD bool) http.Header {
 	}
 	if timeout {
 		var buf [16]byte
-		if b, ok := formatTimeout(buf[:0], time.Until(d)); ok {
-			h[TimeoutHeader] = []string{string(b)}
-		}
+		h[TimeoutHeader] = []string{string(appendTimeout(buf[:0], ms))}
 	}
 	if c.key != nil {
 		h["Idempotency-Key"] = c.key
 	}
+	if shared && timeout {
+		t.lastHdr.Store(&sharedHeader{c.n, ms, h})
+	}
 	return h
+}
+
+// sharedHeader is the Header of an attempt n with ms left, of a request
+// without headers of its own: the last one a Transport built, which the
+// next such attempt sends again if it has the same n and ms (with
+// retry.Config.AttemptTimeout, the time left as the attempt starts is the
+// same from one call to the next). Never modified once built.
+type sharedHeader struct {
+	n  int
+	ms int64
+	h  http.Header
 }
 
 // drain reads at most drainMax bytes of resp's body, for at most

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -636,3 +637,33 @@ func TestTransportLeavesRequestAlone(t *testing.T) {
 type rtFunc func(*http.Request) (*http.Response, error)
 
 func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// With retry.Config.AttemptTimeout, attempts of requests without headers
+// of their own share the Transport's last Header when their attempt
+// number and time left match: each still sends its own number and a time
+// left within its attempt's.
+func TestTransportSharesTimeoutHeader(t *testing.T) {
+	var s seen
+	srv := statusServer(t, &s, 503, 200)
+	rc := fastRetry
+	rc.AttemptTimeout = 5 * time.Second
+	client, tr := newClient(t, newGate(t, rc), Config{})
+	for range 3 {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if want := "[1 2 1 1]"; fmt.Sprint(s.attempts) != want {
+		t.Errorf("attempts %v, want %s", s.attempts, want)
+	}
+	for i, v := range s.timeouts {
+		if d, ok := parseTimeout(v); !ok || d > rc.AttemptTimeout || d < rc.AttemptTimeout-time.Second {
+			t.Errorf("attempt %d: %s %q, want at most %v", i+1, TimeoutHeader, v, rc.AttemptTimeout)
+		}
+	}
+	if e := tr.lastHdr.Load(); e == nil || len(e.h) != 2 || e.h.Get(AttemptHeader) != strconv.Itoa(e.n) {
+		t.Errorf("the shared Header is %+v, want the last attempt's two headers", e)
+	}
+}
