@@ -9,10 +9,11 @@ package bench
 //	                                    medians, each one's added cost, floodhttp's as a
 //	                                    share of the round trip and of failsafehttp's
 //
-// Besides net/http, floodhttp and failsafehttp, three reference rows split
-// floodhttp's cost: net/http+header (a header more on the wire),
-// floodhttp-noheaders (Config.NoAttemptHeader and NoTimeoutHeader), and
-// guard (Gate.Guard around the bare transport).
+// Besides net/http, floodhttp and failsafehttp, four reference rows split
+// floodhttp's cost: net/http+copy (the request's copy), net/http+copy+header
+// (and a header more on the wire), floodhttp-noheaders
+// (Config.NoAttemptHeader and NoTimeoutHeader), and guard (Gate.Guard
+// around the bare transport).
 //
 // Each contender has its own pool (http.Transport) to one server that
 // answers "ok"; each request's body is read and closed.
@@ -21,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -53,13 +55,22 @@ var httpContenders = []httpContender{
 		}
 		return t
 	}},
-	// net/http sending one header more (Floodgate-Attempt: 1) on a copy of
-	// the request: what a header costs on the wire, the server's parsing
-	// included, whoever adds it.
-	{"net/http+header", func(_ testing.TB, base http.RoundTripper) http.RoundTripper {
+	// net/http sent a copy of the request (Request.WithContext, as a
+	// RoundTripper that must not modify its caller's request makes it).
+	{"net/http+copy", func(_ testing.TB, base http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			return base.RoundTrip(r.WithContext(r.Context()))
+		})
+	}},
+	// net/http sent a copy of the request with one header more
+	// (Floodgate-Attempt: 1, a Header built once): beside net/http+copy,
+	// what a header costs on the wire, the server's parsing included,
+	// whoever adds it.
+	{"net/http+copy+header", func(_ testing.TB, base http.RoundTripper) http.RoundTripper {
+		h := http.Header{floodhttp.AttemptHeader: []string{"1"}}
 		return rtFunc(func(r *http.Request) (*http.Response, error) {
 			r2 := r.WithContext(r.Context())
-			r2.Header = http.Header{floodhttp.AttemptHeader: []string{"1"}}
+			r2.Header = h
 			return base.RoundTrip(r2)
 		})
 	}},
@@ -168,7 +179,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 }
 
 // BenchmarkHTTPOverhead makes one GET through each contender per op, in
-// turn (the order rotating), so that the machine's noise falls on all
+// turn (in a random order), so that the machine's noise falls on all
 // alike, and reports the median of each, what floodhttp and
 // failsafehttp add to net/http's median, floodhttp's added cost as a
 // percentage of net/http's round trip, and floodhttp's added cost over
@@ -181,18 +192,22 @@ func BenchmarkHTTPOverhead(b *testing.B) {
 		_ = calls[i]()
 	}
 	took := make([][]time.Duration, len(calls))
+	order := make([]int, len(calls))
+	for i := range order {
+		order[i] = i
+	}
 	b.ReportAllocs()
-	n := 0
 	for b.Loop() {
-		for k := range calls {
-			i := (n + k) % len(calls)
+		// A new order each op: in a fixed rotation each contender would
+		// always follow the same one, and pay for its garbage.
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
 			start := time.Now()
 			if err := calls[i](); err != nil {
 				b.Fatal(err)
 			}
 			took[i] = append(took[i], time.Since(start))
 		}
-		n++
 	}
 	med := make([]float64, len(calls))
 	for i, d := range took {

@@ -1,6 +1,7 @@
 package floodhttp
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 )
@@ -29,14 +30,16 @@ const (
 // allows (99999999 ms, 27.8 h); a longer time left is not sent.
 const maxTimeoutMS = 99_999_999
 
-// formatTimeout appends d as a TimeoutHeader value to b; ok is false when
-// d is more than 99999999 ms.
-func formatTimeout(b []byte, d time.Duration) ([]byte, bool) {
-	ms := max(d.Milliseconds(), 0) // rounds toward 0: down for d ≥ 0
-	if ms > maxTimeoutMS {
-		return b, false
-	}
-	return append(strconv.AppendInt(b, ms, 10), 'm', 's'), true
+// timeoutMS returns d as a TimeoutHeader's milliseconds, rounded down; ok
+// is false when d is more than 99999999 ms.
+func timeoutMS(d time.Duration) (ms int64, ok bool) {
+	ms = max(d.Milliseconds(), 0) // rounds toward 0: down for d ≥ 0
+	return ms, ms <= maxTimeoutMS
+}
+
+// appendTimeout appends ms milliseconds as a TimeoutHeader value to b.
+func appendTimeout(b []byte, ms int64) []byte {
+	return append(strconv.AppendInt(b, ms, 10), 'm', 's')
 }
 
 // parseTimeout reads a TimeoutHeader value: 1 to 8 digits then "ms".
@@ -73,4 +76,14 @@ var attemptValues = func() (v [10][]string) {
 		v[i] = []string{strconv.Itoa(i + 1)}
 	}
 	return v
+}()
+
+// attemptHeaders holds the Header of an attempt of a request without
+// headers of its own, for the first attempts, shared by all: sent only
+// through an *http.Transport, which does not modify it.
+var attemptHeaders = func() (h [len(attemptValues)]http.Header) {
+	for i := range h {
+		h[i] = http.Header{AttemptHeader: attemptValues[i]}
+	}
+	return h
 }()

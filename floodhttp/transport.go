@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,7 +77,9 @@ type Config struct {
 //     body is not in the RTT, and a body being read holds no slot.
 //   - Headers: each attempt carries [AttemptHeader] and [TimeoutHeader]
 //     unless Config turns them off; the request's own Header is not
-//     modified.
+//     modified, and the returned response's Request is req, as
+//     http.Transport answers with its caller's (each attempt sends a
+//     shallow copy of req, with its own context and Header).
 type Transport struct {
 	gate       *floodgate.Gate
 	base       http.RoundTripper
@@ -84,6 +87,10 @@ type Transport struct {
 	keys       bool
 	attemptHdr bool
 	timeoutHdr bool
+	shareHdr   bool // Base is an *http.Transport: attemptHeaders and lastHdr may be sent
+	lastHdr    atomic.Pointer[sharedHeader]
+	poolTrace  bool // Base is an *http.Transport: tracers are reused
+	tracers    sync.Pool
 	onHidden   func(int)
 	hidden     atomic.Int64
 }
@@ -99,6 +106,8 @@ func NewTransport(gate *floodgate.Gate, cfg Config) (*Transport, error) {
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
+	_, t.shareHdr = t.base.(*http.Transport)
+	t.poolTrace = t.shareHdr
 	if t.classify == nil {
 		t.classify = Classify
 	}
@@ -143,9 +152,17 @@ func (t *Transport) Gate() *floodgate.Gate { return t.gate }
 // RoundTrip sends req through the Gate (see [Transport]).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	c := &call{t: t, req: req}
-	c.trace.GetConn = c.getConn
-	c.ctx = httptrace.WithClientTrace(ctx, &c.trace)
+	c := call{t: t, req: req}
+	var tc *traceCtx
+	if traceKey != nil && httptrace.ContextClientTrace(ctx) == nil {
+		tc = &traceCtx{Context: ctx}
+		c.tr = t.takeTracer()
+		tc.tr.Store(c.tr)
+		c.ctx = tc
+	} else {
+		c.tr = newTracer()
+		c.ctx = httptrace.WithClientTrace(ctx, &c.tr.trace) // composed with the caller's
+	}
 	gctx := ctx
 	switch {
 	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
@@ -163,6 +180,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	err := t.gate.Guard(gctx, c.attempt)
+	if tc != nil {
+		tc.tr.Store(nil) // a later look-up finds no trace
+		if t.poolTrace {
+			t.tracers.Put(c.tr)
+		}
+	}
 	if !c.sent && req.Body != nil {
 		_ = req.Body.Close() // a RoundTripper closes the body, even on errors
 	}
@@ -220,18 +243,97 @@ const (
 
 // call is one RoundTrip: its attempts share it, one after the other.
 type call struct {
-	t        *Transport
-	req      *http.Request
-	ctx      context.Context // req's context with the trace
-	trace    httptrace.ClientTrace
-	getConns atomic.Int32 // GetConn calls in the current attempt
-	key      []string     // a generated Idempotency-Key, nil if none
-	n        int          // attempts so far
-	sent     bool         // req.Body was handed to Base
-	resp     *http.Response
+	t    *Transport
+	req  *http.Request
+	ctx  context.Context // the attempts' parent: req's with the trace (a *traceCtx, or httptrace's)
+	tr   *tracer
+	key  []string // a generated Idempotency-Key, nil if none
+	n    int      // attempts so far
+	sent bool     // req.Body was handed to Base
+	resp *http.Response
 }
 
-func (c *call) getConn(string) { c.getConns.Add(1) }
+// traceCtx is a request's context with a trace, as
+// httptrace.WithClientTrace makes it, in one allocation of 32 bytes, and
+// without the trace once its RoundTrip returned (the tracer is then
+// another call's).
+type traceCtx struct {
+	context.Context
+	tr atomic.Pointer[tracer]
+}
+
+// Value returns the trace for httptrace's key (none once RoundTrip
+// returned), and the request context's value for any other.
+func (c *traceCtx) Value(key any) any {
+	if key == traceKey {
+		if tr := c.tr.Load(); tr != nil {
+			return &tr.trace
+		}
+		return nil
+	}
+	return c.Context.Value(key)
+}
+
+// tracer counts the GetConn calls of an attempt: its trace has that hook
+// alone.
+type tracer struct {
+	trace    httptrace.ClientTrace
+	getConns atomic.Int32
+}
+
+func newTracer() *tracer {
+	tr := new(tracer)
+	tr.trace.GetConn = tr.getConn
+	return tr
+}
+
+func (tr *tracer) getConn(string) { tr.getConns.Add(1) }
+
+// takeTracer returns a tracer for a call: from the Transport's pool when
+// Base is an *http.Transport, which calls GetConn within RoundTrip alone
+// (RoundTrip puts it back as it returns).
+func (t *Transport) takeTracer() *tracer {
+	if t.poolTrace {
+		if tr, ok := t.tracers.Get().(*tracer); ok {
+			return tr
+		}
+	}
+	return newTracer()
+}
+
+// traceKey is the key under which httptrace keeps a ClientTrace in a
+// context, as httptrace.ContextClientTrace asks for it, so that a
+// traceCtx can answer it with its trace instead of a context of
+// httptrace.WithClientTrace; nil if the probe did not find it, and then
+// RoundTrip uses WithClientTrace.
+var traceKey = func() any {
+	p := &keyProbe{Context: context.Background()}
+	_ = httptrace.ContextClientTrace(p) // records the key
+	p.trace = &httptrace.ClientTrace{}
+	if p.key == nil || httptrace.ContextClientTrace(p) != p.trace {
+		return nil
+	}
+	return p.key
+}()
+
+// keyProbe records the key of the first Value asked of it, then answers
+// that key with trace.
+type keyProbe struct {
+	context.Context
+	key   any
+	trace *httptrace.ClientTrace
+}
+
+func (p *keyProbe) Value(key any) any {
+	if p.trace == nil {
+		p.key = key
+		return nil
+	}
+	if key == p.key {
+		return p.trace
+	}
+	return nil
+}
 
 // attempt sends one attempt; actx is the Gate's attempt context, whose
 // deadline it takes but not its cancellation, which comes when this
@@ -262,35 +364,16 @@ func (c *call) attempt(actx context.Context) error {
 		r.Body = b
 	}
 	if t.attemptHdr || t.timeoutHdr && hasD || c.key != nil {
-		h := make(http.Header, len(req.Header)+3)
-		for k, v := range req.Header {
-			h[k] = v // values shared, never modified
-		}
-		if t.attemptHdr {
-			if c.n <= len(attemptValues) {
-				h[AttemptHeader] = attemptValues[c.n-1]
-			} else {
-				h[AttemptHeader] = []string{strconv.Itoa(c.n)}
-			}
-		}
-		if t.timeoutHdr && hasD {
-			var buf [16]byte
-			if b, ok := formatTimeout(buf[:0], time.Until(d)); ok {
-				h[TimeoutHeader] = []string{string(b)}
-			}
-		}
-		if c.key != nil {
-			h["Idempotency-Key"] = c.key
-		}
-		r.Header = h
+		r.Header = c.header(d, hasD)
 	}
 	c.sent = true
-	c.getConns.Store(0)
+	tr := c.tr
+	tr.getConns.Store(0)
 	resp, err := t.base.RoundTrip(r)
 	if resp == nil && err == nil {
 		err = errNoAnswer
 	}
-	if n := int(c.getConns.Load()) - 1; n > 0 {
+	if n := int(tr.getConns.Load()) - 1; n > 0 {
 		t.hidden.Add(int64(n))
 		if t.onHidden != nil {
 			t.onHidden(n)
@@ -308,6 +391,9 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	if e == nil || retry.Classify(e) == retry.ClassPermanent {
 		c.resp = resp
+		if resp.Request == r {
+			resp.Request = req // the caller's, as http.Transport answers with its caller's
+		}
 		if cancel != nil {
 			keepBody(resp, cancel)
 		}
@@ -318,6 +404,72 @@ func (c *call) attempt(actx context.Context) error {
 		cancel()
 	}
 	return e
+}
+
+// header returns the attempt's Header: req's with the attempt's headers.
+// Without headers of the request's own (and Base an *http.Transport, which
+// does not modify it), a shared one: attemptHeaders' with the attempt
+// number alone, the Transport's last one if it has the same headers;
+// otherwise a copy of req's (its values shared, never modified).
+func (c *call) header(d time.Time, hasD bool) http.Header {
+	t, req := c.t, c.req
+	var ms int64
+	timeout := false
+	if t.timeoutHdr && hasD {
+		ms, timeout = timeoutMS(time.Until(d))
+	}
+	shared := len(req.Header) == 0 && t.shareHdr && c.key == nil
+	if shared && !timeout && t.attemptHdr && c.n <= len(attemptHeaders) {
+		return attemptHeaders[c.n-1]
+	}
+	if shared && timeout {
+		if e := t.lastHdr.Load(); e != nil && e.n == c.n && e.ms == ms {
+			return e.h
+		}
+	}
+	n := len(req.Header) // the map's exact size: a hint over 8 would double it
+	if t.attemptHdr {
+		n++
+	}
+	if timeout {
+		n++
+	}
+	if c.key != nil {
+		n++
+	}
+	h := make(http.Header, n)
+	for k, v := range req.Header {
+		h[k] = v
+	}
+	if t.attemptHdr {
+		if c.n <= len(attemptValues) {
+			h[AttemptHeader] = attemptValues[c.n-1]
+		} else {
+			h[AttemptHeader] = []string{strconv.Itoa(c.n)}
+		}
+	}
+	if timeout {
+		var buf [16]byte
+		h[TimeoutHeader] = []string{string(appendTimeout(buf[:0], ms))}
+	}
+	if c.key != nil {
+		h["Idempotency-Key"] = c.key
+	}
+	if shared && timeout {
+		t.lastHdr.Store(&sharedHeader{c.n, ms, h})
+	}
+	return h
+}
+
+// sharedHeader is the Header of an attempt n with ms left, of a request
+// without headers of its own: the last one a Transport built, which the
+// next such attempt sends again if it has the same n and ms (with
+// retry.Config.AttemptTimeout, the time left as the attempt starts is the
+// same from one call to the next). Never modified once built.
+type sharedHeader struct {
+	n  int
+	ms int64
+	h  http.Header
 }
 
 // drain reads at most drainMax bytes of resp's body, for at most

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,30 +385,57 @@ func TestTransportRetriesReset(t *testing.T) {
 // attempt, the server two requests, and the Transport counts one hidden
 // retry.
 func TestTransportCountsHiddenRetries(t *testing.T) {
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 2 { // the second request, on the first's kept connection
-			hijack(t, w, false)
-			return
-		}
-		_, _ = io.WriteString(w, "ok")
-	}))
-	defer srv.Close()
-	var hooked atomic.Int32
-	attempts := 0
-	client, tr := newClient(t, newGate(t, fastRetry), Config{OnHiddenRetry: func(k int) { hooked.Add(int32(k)) }})
-	for range 2 {
-		resp, err := client.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		attempts++
-	}
-	t.Logf("%d calls, %d requests on the server, %d hidden retries", attempts, n.Load(), tr.HiddenRetries())
-	if n.Load() != 3 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
-		t.Errorf("%d requests, %d hidden retries, hook told of %d; want 3, 1, 1", n.Load(), tr.HiddenRetries(), hooked.Load())
+	for _, tc := range []struct {
+		name    string
+		wrap    bool // Base is not an *http.Transport: a tracer of its own
+		caller  bool // the caller's context has a trace: composed with it
+		callers int32
+	}{
+		{"http.Transport", false, false, 0},
+		{"wrapped Base", true, false, 0},
+		{"caller's trace", false, true, 3}, // GetConn: 1, then 2 (net/http re-sent the second)
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 2 { // the second request, on the first's kept connection
+					hijack(t, w, false)
+					return
+				}
+				_, _ = io.WriteString(w, "ok")
+			}))
+			defer srv.Close()
+			var hooked, callers atomic.Int32
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			cfg := Config{Base: base, OnHiddenRetry: func(k int) { hooked.Add(int32(k)) }}
+			if tc.wrap {
+				cfg.Base = rtFunc(base.RoundTrip)
+			}
+			client, tr := newClient(t, newGate(t, fastRetry), cfg)
+			ctx := context.Background()
+			if tc.caller {
+				ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { callers.Add(1) }})
+			}
+			attempts := 0
+			for range 2 {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				attempts++
+			}
+			t.Logf("%d calls, %d requests on the server, %d hidden retries", attempts, n.Load(), tr.HiddenRetries())
+			if n.Load() != 3 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
+				t.Errorf("%d requests, %d hidden retries, hook told of %d; want 3, 1, 1", n.Load(), tr.HiddenRetries(), hooked.Load())
+			}
+			if callers.Load() != tc.callers {
+				t.Errorf("the caller's trace heard %d GetConn, want %d", callers.Load(), tc.callers)
+			}
+		})
 	}
 }
 
@@ -525,5 +555,115 @@ func TestTransportGetBodyFails(t *testing.T) {
 	}
 	if c := g.Breaker().Counts(); c.Calls != 1 {
 		t.Errorf("breaker counted %d calls, want 1 (the refused replay is not one)", c.Calls)
+	}
+}
+
+// The caller's request is left as it was, with or without headers of its
+// own, and the response's Request is it; a caller's own ClientTrace still
+// hears its hooks, beside the Transport's; a Base that (against
+// http.RoundTripper's rule) modifies the headers it is given modifies a
+// copy of its own.
+func TestTransportLeavesRequestAlone(t *testing.T) {
+	if traceKey == nil {
+		t.Error("traceKey not found: each RoundTrip wraps its context with httptrace.WithClientTrace")
+	}
+	for _, tc := range []struct {
+		name    string
+		header  http.Header
+		trace   bool
+		rogue   bool // Base sets a header on the request it is given
+		timeout time.Duration
+	}{
+		{"no headers", http.Header{}, false, false, 0},
+		{"nil headers", nil, false, false, 0},
+		{"headers", http.Header{"X-Own": {"a"}}, false, false, 0},
+		{"headers and a deadline", http.Header{"X-Own": {"a"}}, false, false, 5 * time.Second},
+		{"caller's trace", http.Header{}, true, false, 0},
+		{"rogue Base", http.Header{}, false, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s seen
+			srv := statusServer(t, &s, 503, 200)
+			base := &http.Transport{}
+			t.Cleanup(base.CloseIdleConnections)
+			var rt http.RoundTripper = base
+			if tc.rogue {
+				rt = rtFunc(func(r *http.Request) (*http.Response, error) {
+					r.Header.Set("X-Rogue", r.Header.Get(AttemptHeader))
+					return base.RoundTrip(r)
+				})
+			}
+			_, tr := newClient(t, newGate(t, fastRetry), Config{Base: rt})
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			var gotConns atomic.Int32
+			if tc.trace {
+				ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { gotConns.Add(1) }})
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+			req.Header = tc.header
+			before := fmt.Sprint(req.Header)
+			for range 2 {
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.Request != req {
+					t.Errorf("resp.Request %p, want the caller's %p", resp.Request, req)
+				}
+			}
+			if after := fmt.Sprint(req.Header); after != before {
+				t.Errorf("the caller's Header went from %s to %s", before, after)
+			}
+			if fmt.Sprint(attemptHeaders[0]) != "map[Floodgate-Attempt:[1]]" {
+				t.Errorf("the shared header of attempt 1 is now %v", attemptHeaders[0])
+			}
+			if tc.trace && gotConns.Load() != 3 {
+				t.Errorf("the caller's trace heard %d GetConn, want 3 (503, 200, 200)", gotConns.Load())
+			}
+			if s.n() != 3 || s.attempts[0] != "1" || s.attempts[1] != "2" || s.attempts[2] != "1" {
+				t.Errorf("the server saw attempts %q, want [1 2 1]", s.attempts)
+			}
+		})
+	}
+}
+
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// With retry.Config.AttemptTimeout, attempts of requests without headers
+// of their own share the Transport's last Header when their attempt
+// number and time left match: each still sends its own number and a time
+// left within its attempt's.
+func TestTransportSharesTimeoutHeader(t *testing.T) {
+	var s seen
+	srv := statusServer(t, &s, 503, 200)
+	rc := fastRetry
+	rc.AttemptTimeout = 5 * time.Second
+	client, tr := newClient(t, newGate(t, rc), Config{})
+	for range 3 {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if want := "[1 2 1 1]"; fmt.Sprint(s.attempts) != want {
+		t.Errorf("attempts %v, want %s", s.attempts, want)
+	}
+	for i, v := range s.timeouts {
+		if d, ok := parseTimeout(v); !ok || d > rc.AttemptTimeout || d < rc.AttemptTimeout-time.Second {
+			t.Errorf("attempt %d: %s %q, want at most %v", i+1, TimeoutHeader, v, rc.AttemptTimeout)
+		}
+	}
+	if e := tr.lastHdr.Load(); e == nil || len(e.h) != 2 || e.h.Get(AttemptHeader) != strconv.Itoa(e.n) {
+		t.Errorf("the shared Header is %+v, want the last attempt's two headers", e)
 	}
 }
