@@ -60,7 +60,11 @@ var errDown = errors.New("downstream down")
 // childReport. Its breaker never trips (MinCalls 1e6): the budget alone
 // limits the retries.
 func child() int {
-	if err := runChild(); err != nil {
+	run := runChild
+	if os.Getenv(childModeEnv) == "breaker" {
+		run = runBreakerChild
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
