@@ -11,7 +11,7 @@ import (
 )
 
 // Collector is a prometheus.Collector exporting a [Fleet]'s mode, its
-// fallbacks and its gates' fleet buckets, next to the gates' own series of
+// fallbacks, its gates' fleet buckets and the fleet's breakers, next to the gates' own series of
 // package metrics. Create one with [NewCollector] and register it. Every
 // value is read at scrape time from the Fleet's atomics (its gate list
 // under the Fleet's mutex, which Guard never takes): nothing is added to
@@ -23,6 +23,7 @@ import (
 type Collector struct {
 	f                       *Fleet
 	shared, fallbacks, fill *prometheus.Desc
+	brState, brHeld         *prometheus.Desc // the shared breaker's
 }
 
 // NewCollector returns a Collector of f. It returns an error if f is nil
@@ -51,18 +52,30 @@ func NewCollector(f *Fleet) (*Collector, error) {
 				"read it at its last successful sync (at most Interval old while floodgate_fleet_shared is 1, older while it is 0); "+
 				"absent before the first. The tokens this process holds locally are floodgate_retry_budget_tokens.",
 			[]string{"gate"}, labels),
+		brState: prometheus.NewDesc("floodgate_fleet_breaker_state",
+			"State of the gate's fleet breaker, decided in Redis on the summed counts of every process, as this process read it "+
+				"at its last successful sync: 0 closed, 1 half-open (one process probes), 2 open. Applied only while "+
+				"floodgate_fleet_shared is 1; absent for a gate not attached (Fleet.Attach) and before the first sync.",
+			[]string{"gate"}, labels),
+		brHeld: prometheus.NewDesc("floodgate_fleet_breaker_held",
+			"1 while the fleet holds this process's breaker of the gate open (its calls refused with ErrOpen, but for the "+
+				"prober's probes), 0 otherwise; for attached gates. The breaker's own state is floodgate_breaker_state.",
+			[]string{"gate"}, labels),
 	}, nil
 }
 
-// Describe sends the descriptors of the three metrics c exports.
+// Describe sends the descriptors of the five metrics c exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.shared
 	ch <- c.fallbacks
 	ch <- c.fill
+	ch <- c.brState
+	ch <- c.brHeld
 }
 
-// Collect sends the Fleet's state, its fallbacks, and the fleet bucket of
-// each gate that had a successful sync.
+// Collect sends the Fleet's state, its fallbacks, the fleet bucket of each
+// gate that had a successful sync, and the fleet breaker of each attached
+// gate.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	f := c.f
 	shared := 0.0
@@ -74,15 +87,31 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	names := make([]string, 0, len(f.gates))
 	levels := make([]int64, 0, len(f.gates))
+	brs := make([]*gate, 0, len(f.gates))
 	for name, g := range f.gates {
 		names = append(names, name)
 		levels = append(levels, g.level.Load())
+		brs = append(brs, g)
 	}
 	f.mu.Unlock()
 	for i, name := range names {
-		if levels[i] < 0 || !utf8.ValidString(name) {
-			continue // no sync yet; a name Prometheus cannot carry
+		if !utf8.ValidString(name) {
+			continue // a name Prometheus cannot carry
 		}
-		ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
+		if levels[i] >= 0 { // else no sync yet
+			ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
+		}
+		fg := brs[i].fg.Load()
+		if fg == nil {
+			continue
+		}
+		if st := brs[i].brk.state.Load(); st > 0 {
+			ch <- prometheus.MustNewConstMetric(c.brState, prometheus.GaugeValue, float64(st-1), name)
+		}
+		held := 0.0
+		if fg.Breaker().Held() {
+			held = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.brHeld, prometheus.GaugeValue, held, name)
 	}
 }

@@ -132,6 +132,9 @@ func replica(o options) error {
 	if err != nil {
 		return err
 	}
+	if err := f.Attach(g); err != nil { // the fleet's breaker too (closed here: MinCalls 1e6)
+		return err
+	}
 	if o.addr != "" {
 		stop, err := serveMetrics(o.addr, f, g.Name(), c)
 		if err != nil {
