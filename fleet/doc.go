@@ -1,6 +1,6 @@
-// Package fleet shares floodgate's retry budget between the processes of a
-// fleet through Redis, with Redis never on the hot path (issue 15; the
-// shared breaker and the fleet-wide concurrency cap are not built yet).
+// Package fleet shares floodgate's retry budget and circuit breaker between
+// the processes of a fleet through Redis, with Redis never on the hot path
+// (issue 15; the fleet-wide concurrency cap is not built yet).
 //
 // The model: each gate name has one token bucket in Redis, the fleet's,
 // holding at most Max tokens. Every process keeps a local
@@ -20,13 +20,33 @@
 // longer than Timeout, the process is in local mode: its budgets keep
 // their tokens and earn up to LocalMax, as without fleet mode, until a
 // sync succeeds; then what they hold above Lease is dropped and sharing
-// resumes. [NewCollector] exports the mode, the fallbacks and the fleet
-// buckets to Prometheus. docs/fleet.md has the key layout, the bounds, the
-// failure modes and the metrics.
+// resumes.
+//
+// The shared breaker, for a gate given to [Fleet.Attach]: each sync also
+// runs a second script per gate that publishes the counts of the gate's
+// breaker window (calls, failures, slow calls) under the process's id and
+// runs the fleet's breaker, in Redis and on Redis's clock, on the sum of
+// every process's fresh counts, with the gate's own breaker thresholds. It
+// opens when the sum holds MinCalls calls and reaches FailureRatio or
+// SlowRatio and more than half of the processes with calls reach a ratio
+// on their own counts (a minority whose own path is broken, however busy,
+// does not open it); then every process holds its breaker open
+// ([breaker.Breaker.Hold]: ErrOpen at once, fn not called) from its next
+// sync, for OpenFor. Then half-open: the first process to sync takes a
+// probe lease (PX ProbeLease) and lets Probes calls through; the others
+// stay held; a failed or slow probe reopens it, Probes successes close it,
+// and the others are released at their next sync. Each process's own
+// breaker keeps deciding for it alone underneath; when a sync fails, every
+// hold is released at once, so that each breaker decides alone.
+//
+// [NewCollector] exports the mode, the fallbacks, the fleet buckets and
+// the fleet breakers to Prometheus. docs/fleet.md has the key layout, the
+// bounds, the failure modes and the metrics.
 //
 //	f, err := fleet.New(redisClient, fleet.Config{})
 //	budget, err := f.Budget("shipping-quote")
 //	gate, err := floodgate.New("shipping-quote", floodgate.WithRetry(retry.Config{Budget: budget}))
+//	err = f.Attach(gate) // the breaker too
 //	err = f.Start()
 //	defer f.Close()
 package fleet
