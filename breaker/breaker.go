@@ -21,14 +21,14 @@
 //
 // Cost on the closed path: two atomic loads to admit a call (the hold, then
 // the state) and atomic adds to the window to count it; no lock, no clock
-// read, no allocation. The state
-// is mirrored from gobreaker in an atomic (updated under gobreaker's mutex
-// at each transition), and while it reads closed, calls are admitted from
-// the mirror and counted in the window without entering gobreaker; a failed
-// or slow call that brings the window to a trip is then passed to gobreaker,
-// whose ReadyToTrip reads the same window and opens it. Open and half-open
-// calls go through gobreaker's two-step Allow and done (its mutex, two clock
-// reads and a 48 B closure), which owns the open timer and the probe count.
+// read, no allocation. The state is mirrored from gobreaker in an atomic
+// (updated under gobreaker's mutex at each transition), and while it reads
+// closed, calls are admitted from the mirror and counted in the window
+// without entering gobreaker; a failed or slow call that brings the window
+// to a trip is then passed to gobreaker, whose ReadyToTrip reads the same
+// window and opens it. Open and half-open calls go through gobreaker's
+// two-step Allow and done (its mutex, two clock reads and a 48 B closure),
+// which owns the open timer and the probe count.
 //
 // # Held open from outside
 //
@@ -498,8 +498,8 @@ func (b *Breaker) Counts() Counts {
 // ResetCounts forgets the calls in the rolling window, as the breaker does
 // when it closes; its state is unchanged (a window that filled up again
 // trips it as before). Package fleet calls it when the fleet's breaker
-// changes state, so that the counts it publishes start afresh. It takes no
-// lock.
+// closes or goes half-open, so that the counts it publishes start afresh.
+// It takes no lock.
 func (b *Breaker) ResetCounts() { b.win.reset() }
 
 // Config returns the breaker's configuration as [New] took it, its
