@@ -5,8 +5,12 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/breaker"
@@ -293,4 +297,50 @@ func TestSharedBreakerClose(t *testing.T) {
 	if p.g.Breaker().Held() {
 		t.Error("held after Close")
 	}
+}
+
+// Redis slow (an in-process toxiproxy adds 1 s to its answers) while the
+// fleet's breaker holds a started process open: the next sync times out
+// and releases the hold, within Interval + Timeout; healed, it is held
+// again.
+func TestSharedBreakerRedisSlow(t *testing.T) {
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "redis", "127.0.0.1:0", redisAddr(t))
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	c := newClient(t, proxy.Listen)
+	p := newProc(t, "p1", c, Config{Prefix: prefix(t)}, breaker.Config{MinCalls: 5, OpenFor: time.Minute})
+	if err := p.f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, cond func() bool) time.Duration {
+		t.Helper()
+		began := time.Now()
+		for !cond() {
+			if time.Since(began) > 10*time.Second {
+				t.Fatalf("%s: not within 10 s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return time.Since(began)
+	}
+	waitFor("shared", func() bool { return p.f.State() == Shared })
+	time.Sleep(2 * DefaultInterval)
+	p.calls(5, errFail)
+	waitFor("held", p.g.Breaker().Held)
+	js := `{"name":"slow","type":"latency","stream":"downstream","attributes":{"latency":1000}}`
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
+		t.Fatal(err)
+	}
+	d := waitFor("released", func() bool { return !p.g.Breaker().Held() })
+	t.Logf("released %v after the latency began (Interval %v, Timeout %v)", d.Round(time.Millisecond), DefaultInterval, DefaultTimeout)
+	if d > 2*DefaultInterval+DefaultTimeout || p.f.State() != Local {
+		t.Errorf("released %v after Redis got slow, state %v; want within the next sync and its Timeout (+ an Interval of slack), local", d, p.f.State())
+	}
+	if err := proxy.Toxics.RemoveToxic(context.Background(), "slow"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("held again", func() bool { return p.f.State() == Shared && p.g.Breaker().Held() })
 }
