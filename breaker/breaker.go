@@ -19,15 +19,24 @@
 // call. A probe that has not reported back within ProbeLease is given up, so
 // a probe that hangs cannot keep the breaker half-open for ever.
 //
-// Cost on the closed path: an atomic load to admit a call and atomic adds to
-// the window to count it; no lock, no clock read, no allocation. The state
-// is mirrored from gobreaker in an atomic (updated under gobreaker's mutex
-// at each transition), and while it reads closed, calls are admitted from
-// the mirror and counted in the window without entering gobreaker; a failed
-// or slow call that brings the window to a trip is then passed to gobreaker,
-// whose ReadyToTrip reads the same window and opens it. Open and half-open
-// calls go through gobreaker's two-step Allow and done (its mutex, two clock
-// reads and a 48 B closure), which owns the open timer and the probe count.
+// Cost on the closed path: two atomic loads to admit a call (the hold, then
+// the state) and atomic adds to the window to count it; no lock, no clock
+// read, no allocation. The state is mirrored from gobreaker in an atomic
+// (updated under gobreaker's mutex at each transition), and while it reads
+// closed, calls are admitted from the mirror and counted in the window
+// without entering gobreaker; a failed or slow call that brings the window
+// to a trip is then passed to gobreaker, whose ReadyToTrip reads the same
+// window and opens it. Open and half-open calls go through gobreaker's
+// two-step Allow and done (its mutex, two clock reads and a 48 B closure),
+// which owns the open timer and the probe count.
+//
+// # Held open from outside
+//
+// [Breaker.Hold] holds the breaker open for a while whatever its own state
+// (package fleet does, while the fleet's breaker is open): Allow refuses
+// every call with ErrOpen, but for an allowance of probe calls, which go on
+// to the breaker's own state machine. The state machine is not changed by a
+// hold: State, Counts and OnStateChange report the breaker's own decisions.
 //
 // State changes reach OnStateChange from a goroutine of the breaker's own,
 // never from a caller of Allow or Done: a callback that blocks or panics
@@ -97,6 +106,12 @@ var (
 type Breaker struct {
 	name string
 	cb   *gobreaker.TwoStepCircuitBreaker[struct{}]
+	cfg  Config // as given to New, defaults filled
+
+	// hold is the end of a hold (ns since base; 0: none), holdProbes the
+	// calls it still lets through; see Hold
+	hold       atomic.Int64
+	holdProbes atomic.Int64
 
 	// mirror is gobreaker's state and a generation bumped on every state
 	// change, in one word (generation<<2 | State) so that a reader never
@@ -148,6 +163,7 @@ func New(name string, cfg Config) (*Breaker, error) {
 	}
 	b := &Breaker{
 		name:      name,
+		cfg:       cfg,
 		base:      time.Now(),
 		win:       newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
 		slow:      cfg.SlowCall,
@@ -187,8 +203,35 @@ func (b *Breaker) state() State { return State(b.mirror.Load() & 3) }
 
 // Allow asks to let a call through. It returns a Permit to hand to
 // [Breaker.Done] when the call ends, or [ErrOpen] at once if the breaker is
-// open, or half-open with every probe out and none past its lease.
+// open, or half-open with every probe out and none past its lease, or held
+// open ([Breaker.Hold]) with its probe allowance spent.
 func (b *Breaker) Allow() (Permit, error) {
+	if h := b.hold.Load(); h != 0 {
+		return b.allowHeld(h)
+	}
+	return b.allow()
+}
+
+// allowHeld is Allow under a hold ending at h: a call past its end, or one
+// of its probe allowance, goes on to allow; a probe that allow refuses
+// gives its place back.
+func (b *Breaker) allowHeld(h int64) (Permit, error) {
+	if int64(time.Since(b.base)) >= h {
+		b.hold.CompareAndSwap(h, 0)
+		return b.allow()
+	}
+	if b.holdProbes.Load() <= 0 || b.holdProbes.Add(-1) < 0 {
+		return Permit{}, ErrOpen
+	}
+	p, err := b.allow()
+	if err != nil {
+		b.holdProbes.Add(1)
+	}
+	return p, err
+}
+
+// allow is Allow without the hold.
+func (b *Breaker) allow() (Permit, error) {
 	// a permit taken as the breaker leaves closed carries the closed
 	// generation, and Done then does not count it
 	if st, gen := b.snapshot(); st == Closed {
@@ -398,18 +441,31 @@ func (b *Breaker) State() State {
 	return fromGobreaker(b.cb.State()) // moves open to half-open once OpenFor has passed
 }
 
-// OpenAt reports whether the breaker is open at t (a time from [time.Now])
-// without taking any lock or reading the clock: the retry loop asks it
-// before it sleeps.
+// OpenAt reports whether the breaker is open at t (a time from [time.Now]),
+// or held open then with its probe allowance spent, without taking any lock
+// or reading the clock: the retry loop asks it before it sleeps.
 func (b *Breaker) OpenAt(t time.Time) bool {
-	return b.state() == Open && int64(t.Sub(b.base)) <= b.openUntil.Load()
+	at := int64(t.Sub(b.base))
+	if h := b.hold.Load(); h != 0 && at < h && b.holdProbes.Load() <= 0 {
+		return true
+	}
+	return b.state() == Open && at <= b.openUntil.Load()
 }
 
 // RetryIn returns how long until the breaker lets a call through again: the
 // rest of OpenFor while open, the shortest probe lease left while half-open
-// with every probe out, and 0 otherwise.
+// with every probe out, and 0 otherwise; while held open with its probe
+// allowance spent, at least the rest of the hold.
 func (b *Breaker) RetryIn() time.Duration {
 	now := int64(time.Since(b.base))
+	if h := b.hold.Load(); h > now && b.holdProbes.Load() <= 0 {
+		return max(time.Duration(h-now), b.retryIn(now))
+	}
+	return b.retryIn(now)
+}
+
+// retryIn is RetryIn without the hold.
+func (b *Breaker) retryIn(now int64) time.Duration {
 	switch b.state() {
 	case Open:
 		return time.Duration(max(b.openUntil.Load()-now, 0))
@@ -437,6 +493,58 @@ type Counts struct {
 func (b *Breaker) Counts() Counts {
 	c, f, s := b.win.sum()
 	return Counts{Calls: c, Failures: f, Slow: s}
+}
+
+// ResetCounts forgets the calls in the rolling window, as the breaker does
+// when it closes; its state is unchanged (a window that filled up again
+// trips it as before). Package fleet calls it when the fleet's breaker
+// closes or goes half-open, so that the counts it publishes start afresh.
+// It takes no lock.
+func (b *Breaker) ResetCounts() { b.win.reset() }
+
+// Config returns the breaker's configuration as [New] took it, its
+// defaults filled in.
+func (b *Breaker) Config() Config { return b.cfg }
+
+// MaxHold is the longest hold [Breaker.Hold] sets.
+const MaxHold = time.Hour
+
+// Hold holds the breaker open for d from now, whatever its own state:
+// [Breaker.Allow] refuses every call at once with [ErrOpen], except the
+// first probes calls of the hold, which go on to the breaker as if it were
+// not held (one that the breaker's own state refuses gives its place back,
+// so the allowance goes to calls that reach the downstream). [Breaker.OpenAt]
+// and [Breaker.RetryIn] count the hold once its probes are spent. The
+// breaker's own state machine goes on unchanged: State, Counts and
+// OnStateChange do not see the hold.
+//
+// A call to Hold replaces the hold before it (its end and its allowance).
+// d is capped at [MaxHold]; d ≤ 0 ends a hold, as [Breaker.Release] does;
+// probes < 0 counts as 0. The hold ends by itself after d (the first Allow
+// after that sees it gone), so a holder that stops renewing it cannot keep
+// the breaker open. Cost: nothing on the closed path but one atomic load
+// while no hold is set; while one is, Allow reads the clock.
+func (b *Breaker) Hold(d time.Duration, probes int) {
+	if d <= 0 {
+		b.Release()
+		return
+	}
+	d = min(d, MaxHold)
+	b.holdProbes.Store(int64(max(probes, 0)))
+	b.hold.Store(int64(time.Since(b.base) + d)) // ≥ 1: d > 0, and time.Since(base) ≥ 0
+}
+
+// Release ends a hold at once; it does nothing without one.
+func (b *Breaker) Release() {
+	b.hold.Store(0)
+	b.holdProbes.Store(0)
+}
+
+// Held reports whether a hold set by [Breaker.Hold] is in force now (its
+// probe allowance spent or not).
+func (b *Breaker) Held() bool {
+	h := b.hold.Load()
+	return h != 0 && int64(time.Since(b.base)) < h
 }
 
 // DroppedStateChanges returns how many state changes were not delivered to

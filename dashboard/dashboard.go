@@ -143,7 +143,7 @@ const fleetSel = `{job="$job", side="client"}`
 // fleetRow is the title of the row of fleet mode's panels (package fleet's
 // Collector); scripts/e2e-fleet.sh checks its queries, the only ones
 // without series in the slowdown example's run.
-const fleetRow = "Fleet mode: the shared retry budget (package fleet)"
+const fleetRow = "Fleet mode: budget / breaker / cap shared through Redis (package fleet)"
 
 func build() (dashboard.Dashboard, error) {
 	// Little's Law on the downstream: attempts/s × mean attempt time =
@@ -300,6 +300,36 @@ func build() (dashboard.Dashboard, error) {
 		query{"sum by (instance) (rate(floodgate_fleet_fallbacks_total" + fleetSel + window + "))", "{{instance}} fallbacks"},
 	)
 
+	fleetBreaker := timeline("Fleet: shared breaker",
+		"Per gate: the fleet's breaker, decided in Redis on the summed window counts of every instance (fleet.Collector's "+
+			"floodgate_fleet_breaker_state, the worst reading of the instances): closed; open (every instance is held open and "+
+			"answers ErrOpen without calling the downstream, whatever its own breaker says); half-open (one instance probes). "+
+			"An instance whose own path is broken trips its own breaker (Breaker state panel) without opening this one.",
+		[]dashboard.ValueMapping{
+			valueText("0", "closed", "green"),
+			valueText("1", "half-open", "yellow"),
+			valueText("2", "open", "red"),
+		},
+		query{"max by (gate) (floodgate_fleet_breaker_state" + sel() + ")", "{{gate}} fleet"})
+
+	fleetHeld := graph("Fleet: instances held open by the shared breaker", unitCount,
+		"Per gate: how many instances the fleet's breaker holds open (floodgate_fleet_breaker_held), out of the instances "+
+			"that share it. All of them while it is open, all but the prober while half-open, 0 while closed or while the "+
+			"instances are local (Redis unreachable: each breaker decides alone).",
+		query{"sum by (gate) (floodgate_fleet_breaker_held" + sel() + ")", "{{gate}} held"},
+		query{"count by (gate) (floodgate_fleet_breaker_held" + sel() + ")", "{{gate}} instances"},
+	)
+
+	fleetCap := graph("Fleet: concurrency cap shares", unitCount,
+		"Per gate, with fleet.Config.FleetLimit: the caps the instances' limiters hold (floodgate_fleet_limit_share), "+
+			"summed (at most FleetLimit, plus 1 for each instance joining a full fleet) and per instance, and the live "+
+			"instances dividing it (floodgate_fleet_live_processes). An instance that stops heartbeating leaves the count "+
+			"after HeartbeatTTL (1 s by default) and its share goes to the others; while Redis is unreachable each keeps its last share.",
+		query{"sum by (gate) (floodgate_fleet_limit_share" + sel() + ")", "{{gate}} Σ caps"},
+		query{"max by (gate, instance) (floodgate_fleet_limit_share" + sel() + ")", "{{gate}} {{instance}} cap"},
+		query{"max by (gate) (floodgate_fleet_live_processes" + sel() + ")", "{{gate}} live instances"},
+	)
+
 	// Panel ids in layout order, rows included: Grafana wants them unique.
 	id := uint32(0)
 	next := func() uint32 { id++; return id }
@@ -356,6 +386,9 @@ func build() (dashboard.Dashboard, error) {
 		WithPanel(fleetTokens.Id(next())).
 		WithPanel(fleetState.Id(next())).
 		WithPanel(fleetFallbacks.Id(next())).
+		WithPanel(fleetBreaker.Id(next())).
+		WithPanel(fleetHeld.Id(next())).
+		WithPanel(fleetCap.Id(next())).
 		Build()
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/redis/go-redis/v9"
@@ -129,14 +128,14 @@ func (f *Fleet) syncCap(g *gate) error {
 	}
 	lim := fg.Limiter()
 	held := lim.Cap()
-	v, err := f.redisCall(func(ctx context.Context) ([]int64, error) {
+	v, err := f.do(2, func(ctx context.Context) *redis.Cmd {
 		return capScript.Run(ctx, f.client, []string{g.cap.key}, f.id, held, f.s.FleetLimit,
-			f.s.HeartbeatTTL.Milliseconds(), f.s.KeyTTL.Milliseconds()).Int64Slice()
+			f.s.HeartbeatTTL.Milliseconds(), f.s.KeyTTL.Milliseconds())
 	})
 	if err != nil {
 		return err
 	}
-	if len(v) != 2 || v[0] < 1 || v[0] > maxFleetLimit {
+	if v[0] < 1 || v[0] > maxFleetLimit {
 		return fmt.Errorf("fleet: cap script answered %v", v)
 	}
 	if err := lim.SetCap(int(v[0])); err != nil {
@@ -145,38 +144,6 @@ func (f *Fleet) syncCap(g *gate) error {
 	g.cap.share.Store(v[0])
 	g.cap.live.Store(v[1])
 	return nil
-}
-
-// redisCall runs fn once with its own Timeout, as call does for the sync
-// script: in a goroutine of its own, a call that outlives the Timeout
-// left to finish and its answer dropped, nothing sent while one is.
-func (f *Fleet) redisCall(fn func(ctx context.Context) ([]int64, error)) ([]int64, error) {
-	if f.pending != nil {
-		select {
-		case <-f.pending:
-			f.pending = nil
-		default:
-			return nil, errPending
-		}
-	}
-	ctx, cancel := context.WithTimeout(f.ctx, f.s.Timeout)
-	done := make(chan result, 1)
-	f.calls.Add(1)
-	go func() {
-		defer f.calls.Done()
-		defer cancel()
-		v, err := fn(ctx)
-		done <- result{v, err}
-	}()
-	timer := time.NewTimer(f.s.Timeout)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-timer.C:
-		f.pending = done
-		return nil, context.DeadlineExceeded
-	}
 }
 
 // Share returns the fleet-wide cap (calls in flight) this process's

@@ -221,9 +221,9 @@ func TestFleetCapRedisRestart(t *testing.T) {
 }
 
 // With the cap on, Redis commands per process per second still do not
-// depend on the call rate: two EVALSHA per gate per Interval (the
-// budget's and the cap's, 20/s), counted by the server at 100 and 10,000
-// calls/s for 1 s each.
+// depend on the call rate: three EVALSHA per attached gate per Interval
+// (the budget's, the breaker's and the cap's, 30/s), counted by the
+// server at 100 and 10,000 calls/s for 1 s each.
 func TestCapCommandsIndependentOfRate(t *testing.T) {
 	s := ownRedis(t)
 	c := newClient(t, s.addr)
@@ -257,8 +257,8 @@ func TestCapCommandsIndependentOfRate(t *testing.T) {
 		time.Sleep(time.Until(began.Add(time.Second)))
 		n := evalsha() - before
 		t.Logf("%5d calls/s: %d EVALSHA in %.2f s with the cap on", rate, n, time.Since(began).Seconds())
-		if n < 10 || n > 30 {
-			t.Errorf("%d calls/s: %d EVALSHA in 1 s, want 20 ± 10", rate, n)
+		if n < 24 || n > 36 {
+			t.Errorf("%d calls/s: %d EVALSHA in 1 s, want 30 ± 6", rate, n)
 		}
 	}
 }

@@ -64,6 +64,9 @@ func child() int {
 	if os.Getenv(capChildEnv) != "" {
 		run = runCapChild // cap_child_test.go
 	}
+	if os.Getenv(childModeEnv) == "breaker" {
+		run = runBreakerChild
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1

@@ -11,7 +11,7 @@ import (
 )
 
 // Collector is a prometheus.Collector exporting a [Fleet]'s mode, its
-// fallbacks and its gates' fleet buckets, next to the gates' own series of
+// fallbacks, its gates' fleet buckets and the fleet's breakers, next to the gates' own series of
 // package metrics. Create one with [NewCollector] and register it. Every
 // value is read at scrape time from the Fleet's atomics (its gate list
 // under the Fleet's mutex, which Guard never takes): nothing is added to
@@ -24,6 +24,7 @@ type Collector struct {
 	f                       *Fleet
 	shared, fallbacks, fill *prometheus.Desc
 	share, live             *prometheus.Desc // the fleet-wide cap (cap.go)
+	brState, brHeld         *prometheus.Desc // the shared breaker's
 }
 
 // NewCollector returns a Collector of f. It returns an error if f is nil
@@ -61,21 +62,33 @@ func NewCollector(f *Fleet) (*Collector, error) {
 			"Fleet-wide concurrency cap: the live processes (heartbeat younger than HeartbeatTTL, this one included) that "+
 				"divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.",
 			[]string{"gate"}, labels),
+		brState: prometheus.NewDesc("floodgate_fleet_breaker_state",
+			"State of the gate's fleet breaker, decided in Redis on the summed counts of every process, as this process read it "+
+				"at its last successful sync: 0 closed, 1 half-open (one process probes), 2 open. Applied only while "+
+				"floodgate_fleet_shared is 1; absent for a gate not attached (Fleet.Attach) and before the first sync.",
+			[]string{"gate"}, labels),
+		brHeld: prometheus.NewDesc("floodgate_fleet_breaker_held",
+			"1 while the fleet holds this process's breaker of the gate open (its calls refused with ErrOpen, but for the "+
+				"prober's probes), 0 otherwise; for attached gates. The breaker's own state is floodgate_breaker_state.",
+			[]string{"gate"}, labels),
 	}, nil
 }
 
-// Describe sends the descriptors of the five metrics c exports.
+// Describe sends the descriptors of the seven metrics c exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.shared
 	ch <- c.fallbacks
 	ch <- c.fill
 	ch <- c.share
 	ch <- c.live
+	ch <- c.brState
+	ch <- c.brHeld
 }
 
 // Collect sends the Fleet's state, its fallbacks, the fleet bucket of
-// each gate that had a successful sync, and, with the fleet-wide cap on,
-// each attached gate's cap and live processes.
+// each gate that had a successful sync, the fleet breaker of each
+// attached gate, and, with the fleet-wide cap on, each attached gate's
+// cap and live processes.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	f := c.f
 	shared := 0.0
@@ -88,9 +101,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	names := make([]string, 0, len(f.gates))
 	levels := make([]int64, 0, len(f.gates))
 	var caps []capSeries
+	brs := make([]*gate, 0, len(f.gates))
 	for name, g := range f.gates {
 		names = append(names, name)
 		levels = append(levels, g.level.Load())
+		brs = append(brs, g)
 		if fg := g.fg.Load(); fg != nil && f.s.FleetLimit > 0 && utf8.ValidString(name) {
 			caps = append(caps, capSeries{name, fg.Limiter().Cap(), g.cap.live.Load()})
 		}
@@ -103,10 +118,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for i, name := range names {
-		if levels[i] < 0 || !utf8.ValidString(name) {
-			continue // no sync yet; a name Prometheus cannot carry
+		if !utf8.ValidString(name) {
+			continue // a name Prometheus cannot carry
 		}
-		ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
+		if levels[i] >= 0 { // else no sync yet
+			ch <- prometheus.MustNewConstMetric(c.fill, prometheus.GaugeValue, float64(levels[i])/retry.CreditsPerToken, name)
+		}
+		fg := brs[i].fg.Load()
+		if fg == nil {
+			continue
+		}
+		if st := brs[i].brk.state.Load(); st > 0 {
+			ch <- prometheus.MustNewConstMetric(c.brState, prometheus.GaugeValue, float64(st-1), name)
+		}
+		held := 0.0
+		if fg.Breaker().Held() {
+			held = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.brHeld, prometheus.GaugeValue, held, name)
 	}
 }
 

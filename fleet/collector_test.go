@@ -4,11 +4,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/floodgate-go/floodgate"
+	"github.com/floodgate-go/floodgate/breaker"
 	"github.com/floodgate-go/floodgate/retry"
 )
 
@@ -35,7 +38,11 @@ func newTestCollector(t *testing.T, prefix string) (*Fleet, *Collector) {
 	return f, c
 }
 
-const fleetHelp = `# HELP floodgate_fleet_budget_tokens Retry budget tokens in the gate's fleet bucket in Redis, shared by every process of the fleet, as this process read it at its last successful sync (at most Interval old while floodgate_fleet_shared is 1, older while it is 0); absent before the first. The tokens this process holds locally are floodgate_retry_budget_tokens.
+const fleetHelp = `# HELP floodgate_fleet_breaker_held 1 while the fleet holds this process's breaker of the gate open (its calls refused with ErrOpen, but for the prober's probes), 0 otherwise; for attached gates. The breaker's own state is floodgate_breaker_state.
+# TYPE floodgate_fleet_breaker_held gauge
+# HELP floodgate_fleet_breaker_state State of the gate's fleet breaker, decided in Redis on the summed counts of every process, as this process read it at its last successful sync: 0 closed, 1 half-open (one process probes), 2 open. Applied only while floodgate_fleet_shared is 1; absent for a gate not attached (Fleet.Attach) and before the first sync.
+# TYPE floodgate_fleet_breaker_state gauge
+# HELP floodgate_fleet_budget_tokens Retry budget tokens in the gate's fleet bucket in Redis, shared by every process of the fleet, as this process read it at its last successful sync (at most Interval old while floodgate_fleet_shared is 1, older while it is 0); absent before the first. The tokens this process holds locally are floodgate_retry_budget_tokens.
 # TYPE floodgate_fleet_budget_tokens gauge
 # HELP floodgate_fleet_fallbacks_total Times this process fell back to local mode because a sync with Redis failed or timed out (a stretch of failed syncs counts once).
 # TYPE floodgate_fleet_fallbacks_total counter
@@ -127,5 +134,50 @@ func TestCollectorRegistration(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(c); n != 2 {
 		t.Errorf("%d series before any sync, want 2 (no bucket series)", n)
+	}
+}
+
+// The fleet breaker's series: only for an attached gate; held from the
+// breaker's hold, state from the last sync's reading (absent before one).
+func TestCollectorBreaker(t *testing.T) {
+	f, c := newTestCollector(t, "shop")
+	b, _ := f.Budget("a")
+	g, err := floodgate.New("a", floodgate.WithRetry(retry.Config{Budget: b}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Attach(g); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step, series string) {
+		t.Helper()
+		err := testutil.CollectAndCompare(c, strings.NewReader(fleetHelp+series), "floodgate_fleet_breaker_state", "floodgate_fleet_breaker_held")
+		if err != nil {
+			t.Errorf("%s: %v", step, err)
+		}
+	}
+	check("attached, before the first sync", `
+floodgate_fleet_breaker_held{fleet="shop",gate="a",side="client"} 0
+`)
+	f.gates["a"].brk.state.Store(int32(breaker.Open) + 1)
+	g.Breaker().Hold(time.Minute, 0)
+	check("held open", `
+floodgate_fleet_breaker_held{fleet="shop",gate="a",side="client"} 1
+floodgate_fleet_breaker_state{fleet="shop",gate="a",side="client"} 2
+`)
+	f.gates["a"].brk.state.Store(int32(breaker.Closed) + 1)
+	f.releaseBreakers()
+	check("released", `
+floodgate_fleet_breaker_held{fleet="shop",gate="a",side="client"} 0
+floodgate_fleet_breaker_state{fleet="shop",gate="a",side="client"} 0
+`)
+	if st, ok := f.BreakerState("a"); !ok || st != breaker.Closed {
+		t.Errorf("BreakerState(a) = %v, %v", st, ok)
+	}
+	if _, ok := f.BreakerState("b"); ok {
+		t.Error("BreakerState(b), not attached: ok")
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) != 0 {
+		t.Errorf("lint: %v %v", err, problems)
 	}
 }

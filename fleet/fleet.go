@@ -75,6 +75,7 @@ type gate struct {
 	level  atomic.Int64                   // credits in the fleet bucket after the last sync; -1 before
 	seq    uint64                         // syncs sent; used by the sync goroutine only
 	cap    capState                       // the fleet-wide cap (cap.go)
+	brk    sharedBreaker                  // its part in the fleet's breaker, once attached
 }
 
 // New returns a Fleet syncing through client, or an error when client is
@@ -119,6 +120,7 @@ func (f *Fleet) Budget(name string) (*retry.Budget, error) {
 	b.Trim(f.s.lease)
 	g := &gate{name: name, key: budgetKey(f.s.Prefix, name), seqKey: seqKey(f.s.Prefix, name, f.id), budget: b}
 	g.level.Store(-1)
+	g.brk.keys = breakerKeys(f.s.Prefix, name)
 	f.gates[name] = g
 	f.order = append(f.order, g)
 	return b, nil
@@ -202,6 +204,7 @@ func (f *Fleet) Close() error {
 	case <-done:
 	case <-t.C:
 	}
+	f.releaseBreakers()
 	f.setState(Local)
 	return nil
 }

@@ -73,6 +73,9 @@ func (f *Fleet) syncAll() {
 	for _, g := range gates {
 		err := f.syncGate(g)
 		if err == nil {
+			err = f.syncBreaker(g)
+		}
+		if err == nil {
 			err = f.syncCap(g) // cap.go
 		}
 		if err != nil {
@@ -123,6 +126,15 @@ func (f *Fleet) syncGate(g *gate) error {
 // deadline (ContextTimeoutEnabled false) cannot hold the sync past the
 // Timeout; a call that outlives it is left to finish, its answer dropped.
 func (f *Fleet) call(g *gate, deposit, need int64) ([]int64, error) {
+	seq := strconv.FormatUint(g.seq, 10)
+	return f.do(2, func(ctx context.Context) *redis.Cmd {
+		return syncScript.Run(ctx, f.client, []string{g.key, g.seqKey}, deposit, need, f.s.max, f.s.KeyTTL.Milliseconds(), seq)
+	})
+}
+
+// do runs a script by run, as call does, and checks that it answered n
+// integers.
+func (f *Fleet) do(n int, run func(context.Context) *redis.Cmd) ([]int64, error) {
 	if f.pending != nil {
 		select {
 		case <-f.pending:
@@ -131,16 +143,15 @@ func (f *Fleet) call(g *gate, deposit, need int64) ([]int64, error) {
 			return nil, errPending
 		}
 	}
-	seq := strconv.FormatUint(g.seq, 10)
 	ctx, cancel := context.WithTimeout(f.ctx, f.s.Timeout)
 	done := make(chan result, 1)
 	f.calls.Add(1)
 	go func() {
 		defer f.calls.Done()
 		defer cancel()
-		v, err := syncScript.Run(ctx, f.client, []string{g.key, g.seqKey}, deposit, need, f.s.max, f.s.KeyTTL.Milliseconds(), seq).Int64Slice()
-		if err == nil && len(v) != 2 {
-			err = errors.New("fleet: sync script answered a list of the wrong length")
+		v, err := run(ctx).Int64Slice()
+		if err == nil && len(v) != n {
+			err = errors.New("fleet: a script answered a list of the wrong length")
 		}
 		done <- result{v, err}
 	}()
@@ -156,12 +167,13 @@ func (f *Fleet) call(g *gate, deposit, need int64) ([]int64, error) {
 }
 
 // fail records a failed sync: local mode, logged and counted once per
-// stretch of failures.
+// stretch of failures; every breaker held by the fleet is released.
 func (f *Fleet) fail(err error) {
+	f.releaseBreakers()
 	if !f.failing {
 		f.failing = true
 		f.fallbacks.Add(1)
-		f.s.Logger.Warn("fleet: Redis unreachable: retry budgets are local until it answers again",
+		f.s.Logger.Warn("fleet: Redis unreachable: retry budgets and breakers are local, caps held at their last share, until it answers again",
 			"prefix", f.s.Prefix, "err", err)
 	}
 	f.setState(Local)
@@ -171,7 +183,7 @@ func (f *Fleet) fail(err error) {
 func (f *Fleet) recovered() {
 	if f.failing {
 		f.failing = false
-		f.s.Logger.Info("fleet: Redis answers again: retry budgets are shared", "prefix", f.s.Prefix)
+		f.s.Logger.Info("fleet: Redis answers again: retry budgets, breakers and caps are shared", "prefix", f.s.Prefix)
 	}
 	f.setState(Shared)
 }

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,8 +155,10 @@ func startSentinel(t *testing.T) (string, string) {
 
 // TestTopologies: fleet mode through a Redis Cluster and through Sentinel,
 // with redis.UniversalClient as the README shows it: two fleets (two
-// processes' worth) share one gate's budget, every one of the gate's keys
-// lands in one cluster slot (its hash tag), and no sync fails.
+// processes' worth) attach one gate each, divide a FleetLimit of 10 and
+// share the gate's budget; every one of the gate's keys (budget, syncs,
+// breaker, cap) lands in one cluster slot (its hash tag), and no sync
+// fails.
 func TestTopologies(t *testing.T) {
 	cases := []struct {
 		name string
@@ -190,7 +194,8 @@ func TestTopologies(t *testing.T) {
 						}
 					}
 				}
-				f, err := New(client, Config{Prefix: p, Interval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond})
+				f, err := New(client, Config{Prefix: p, Interval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond,
+					FleetLimit: 10, HeartbeatTTL: 300 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -225,6 +230,19 @@ func TestTopologies(t *testing.T) {
 				}
 			}
 			waitShared()
+			// The fleet-wide cap: the two divide FleetLimit 10.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				s0, live0, ok0 := fleets[0].Share(name)
+				s1, live1, ok1 := fleets[1].Share(name)
+				if ok0 && ok1 && s0 == 5 && s1 == 5 && live0 == 2 && live1 == 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("shares %d, %d (live %d, %d) after 10 s, want 5 and 5 of FleetLimit 10", s0, s1, live0, live1)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			// Retries of the first fleet's gate draw the shared bucket down;
 			// the second fleet's next sync sees it.
 			before, _ := fleets[1].Tokens(name)
@@ -238,7 +256,7 @@ func TestTopologies(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			t.Logf("%s: 100 calls made %d attempts", c.name, attempts)
-			deadline := time.Now().Add(5 * time.Second)
+			deadline = time.Now().Add(5 * time.Second)
 			for {
 				after, ok := fleets[1].Tokens(name)
 				if ok && after <= before-5 {
@@ -276,6 +294,9 @@ func TestTopologies(t *testing.T) {
 			})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := len(slices.Concat(slices.Collect(maps.Values(slots))...)); n < 6 {
+				t.Errorf("the gate has %d keys in the cluster, want budget, 2 syncs, breaker, its counts and cap: %v", n, slots)
 			}
 			if len(slots) != 1 {
 				t.Fatalf("the gate's keys are in %d slots, want 1: %v", len(slots), slots)

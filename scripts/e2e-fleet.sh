@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fleet mode against a real Redis (issue 15, fleet/): the sync's unit
 # tests, the 3-process shared-budget test, the Redis kill-and-restart
-# test, the cost tests, all of fleet/'s tests built with the e2e tag; then
+# test, the shared breaker's 3-process tests, the cost tests, all of
+# fleet/'s tests built with the e2e tag; then
 # examples/fleet's short run; then the dashboard's fleet row and the
 # floodgate.fleet rule group against a real Prometheus: it scrapes
 # examples/fleet's 3 replicas (-metrics-addrs) through a 6 s run on this
@@ -81,6 +82,6 @@ example_pid=
 cat "$tmp/example.log"
 "$tmp/promcheck" check -url "$prom" -start "$((start - 1))" -rate-interval 4s \
   -dashboard docs/grafana/floodgate.json -rules docs/prometheus/floodgate-rules.yml \
-  -rows "Fleet mode: the shared retry budget (package fleet)" -groups floodgate.fleet
+  -rows "Fleet mode: budget / breaker / cap shared through Redis (package fleet)" -groups floodgate.fleet
 echo "e2e-fleet: the fleet row checked in $((SECONDS - checked)) s"
 echo "e2e-fleet: ok in $((SECONDS - began)) s"

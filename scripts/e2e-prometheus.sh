@@ -70,7 +70,7 @@ example_pid=$!
 
 "$tmp/promcheck" check -url "$prom" -start "$((start - 1))" -rate-interval 4s \
   -dashboard docs/grafana/floodgate.json -rules docs/prometheus/floodgate-rules.yml \
-  -skip-rows "Fleet mode: the shared retry budget (package fleet)" -skip-groups floodgate.fleet \
+  -skip-rows "Fleet mode: budget / breaker / cap shared through Redis (package fleet)" -skip-groups floodgate.fleet \
   -expect-firing FloodgateLimiterSaturated,FloodgateShedding,FloodgateBreakerOpen,FloodgateDownstreamSlow,FloodgateCallLatencyHigh,FloodgateErrorRatioHigh
 
 echo "e2e-prometheus: ok in $((SECONDS - began)) s"

@@ -45,6 +45,7 @@ type options struct {
 	replicas int
 	calls    int
 	span     time.Duration
+	limit    int      // -fleet-limit: Config.FleetLimit
 	metrics  []string // with -metrics-addrs: one /metrics address per replica
 	replica  string   // set in a replica: its name
 	prefix   string   // the key prefix the replicas share
@@ -60,6 +61,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.replicas, "replicas", 3, "replicas to run, [1, 20]")
 	fs.IntVar(&o.calls, "calls", 5000, "user calls in all, [1, 1e6]")
 	fs.DurationVar(&o.span, "span", 3*time.Second, "time the calls are spread over, [0, 1m]")
+	fs.IntVar(&o.limit, "fleet-limit", 30, "fleet-wide concurrency cap the replicas divide (Config.FleetLimit), [0, 1000]; 0: none")
 	fs.StringVar(&o.replica, "replica", "", "internal: run as the replica of this name")
 	fs.StringVar(&o.prefix, "prefix", "", "internal: the key prefix")
 	addrs := fs.String("metrics-addrs", "", "comma-separated host:port, one per replica: serve /metrics there; empty: none")
@@ -77,6 +79,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return o, fmt.Errorf("-replicas must be in [1, 20], got %d", o.replicas)
 	case o.calls < 1 || o.calls > 1e6:
 		return o, fmt.Errorf("-calls must be in [1, 1000000], got %d", o.calls)
+	case o.limit < 0 || o.limit > 1000:
+		return o, fmt.Errorf("-fleet-limit must be in [0, 1000], got %d", o.limit)
 	case o.span < 0 || o.span > time.Minute:
 		return o, fmt.Errorf("-span must be in [0, 1m], got %v", o.span)
 	}
@@ -108,6 +112,7 @@ type row struct {
 	Retries   int
 	Fallbacks uint64
 	State     string
+	Cap       int // the limiter's fleet-wide cap at the end (its share of -fleet-limit); 0: none
 }
 
 var errDown = errors.New("downstream down")
@@ -117,7 +122,7 @@ var errDown = errors.New("downstream down")
 func replica(o options) error {
 	client := redis.NewClient(&redis.Options{Addr: o.redis})
 	defer client.Close()
-	f, err := fleet.New(client, fleet.Config{Prefix: o.prefix})
+	f, err := fleet.New(client, fleet.Config{Prefix: o.prefix, FleetLimit: o.limit})
 	if err != nil {
 		return err
 	}
@@ -130,6 +135,9 @@ func replica(o options) error {
 		floodgate.WithRetry(retry.Config{Budget: budget, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}),
 		floodgate.WithBreaker(breaker.Config{MinCalls: 1e6})) // the breaker never opens: the budget alone limits retries
 	if err != nil {
+		return err
+	}
+	if err := f.Attach(g); err != nil { // the fleet's breaker too (closed here: MinCalls 1e6)
 		return err
 	}
 	if o.addr != "" {
@@ -153,6 +161,7 @@ func replica(o options) error {
 		r.Retries-- // the first attempt
 	}
 	r.State = f.State().String() // before Close, which makes it local
+	r.Cap = g.Limiter().Cap()
 	f.Close()
 	r.Fallbacks = f.Fallbacks()
 	return json.NewEncoder(os.Stdout).Encode(r)
@@ -180,7 +189,7 @@ func run(o options, w io.Writer) error {
 	for i := range o.replicas {
 		n := o.calls*(i+1)/o.replicas - o.calls*i/o.replicas
 		args := []string{"-replica", fmt.Sprintf("r%d", i+1), "-redis", o.redis, "-prefix", prefix,
-			"-calls", fmt.Sprint(n), "-span", o.span.String()}
+			"-calls", fmt.Sprint(n), "-span", o.span.String(), "-fleet-limit", fmt.Sprint(o.limit)}
 		if o.metrics != nil {
 			args = append(args, "-metrics-addr", o.metrics[i])
 		}
@@ -192,10 +201,10 @@ func run(o options, w io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d replicas, one gate, downstream failing every call, fleet budget Max %d, Lease %d, Ratio %v\n",
-		o.replicas, fleet.DefaultMax, fleet.DefaultLease, fleet.DefaultRatio)
-	fmt.Fprintf(w, "%-8s %7s %8s %10s %7s\n", "replica", "calls", "retries", "fallbacks", "state")
-	var calls, retries int
+	fmt.Fprintf(w, "%d replicas, one gate, downstream failing every call, fleet budget Max %d, Lease %d, Ratio %v, FleetLimit %d\n",
+		o.replicas, fleet.DefaultMax, fleet.DefaultLease, fleet.DefaultRatio, o.limit)
+	fmt.Fprintf(w, "%-8s %7s %8s %10s %7s %4s\n", "replica", "calls", "retries", "fallbacks", "state", "cap")
+	var calls, retries, caps int
 	for i := range outs {
 		var r row
 		sc := bufio.NewScanner(&outs[i])
@@ -204,13 +213,14 @@ func run(o options, w io.Writer) error {
 				return fmt.Errorf("replica %d: %w", i+1, err)
 			}
 		}
-		fmt.Fprintf(w, "%-8s %7d %8d %10d %7s\n", r.Name, r.Calls, r.Retries, r.Fallbacks, r.State)
+		fmt.Fprintf(w, "%-8s %7d %8d %10d %7s %4d\n", r.Name, r.Calls, r.Retries, r.Fallbacks, r.State, r.Cap)
 		calls += r.Calls
 		retries += r.Retries
+		caps += r.Cap
 	}
 	bound := fleet.DefaultRatio*float64(calls) + fleet.DefaultMax + float64(o.replicas)*fleet.DefaultLease
 	local := fleet.DefaultRatio*float64(calls) + float64(o.replicas)*retry.DefaultBudgetMax
-	fmt.Fprintf(w, "%-8s %7d %8d\n", "fleet", calls, retries)
+	fmt.Fprintf(w, "%-8s %7d %8d %10s %7s %4d\n", "fleet", calls, retries, "", "", caps)
 	fmt.Fprintf(w, "bound: 0.1 × calls + Max + replicas × Lease = %.0f retries; %d local budgets would allow %.0f\n",
 		bound, o.replicas, local)
 	return nil
