@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,7 @@ func prefix(t testing.TB) string {
 type server struct {
 	t    *testing.T
 	addr string
+	args []string // more redis-server arguments, before the common ones
 	cmd  *exec.Cmd
 }
 
@@ -88,8 +90,9 @@ func ownRedis(t *testing.T) *server {
 func (s *server) start() {
 	s.t.Helper()
 	_, port, _ := net.SplitHostPort(s.addr)
-	s.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+	args := append(slices.Clone(s.args), "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--dir", s.t.TempDir(), "--daemonize", "no")
+	s.cmd = exec.Command("redis-server", args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -104,7 +107,7 @@ func (s *server) start() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.t.Fatalf("redis-server on %s does not answer PING", s.addr)
+	s.t.Fatalf("redis-server %v on %s does not answer PING", s.args, s.addr)
 }
 
 // kill stops the server at once (SIGKILL), if it runs.

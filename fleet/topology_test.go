@@ -56,25 +56,9 @@ func startRedis(t *testing.T, port int, args ...string) {
 		}
 		t.Skipf("redis-server is not on PATH: bash scripts/e2e-fleet.sh installs it and runs these tests")
 	}
-	base := []string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no"}
-	cmd := exec.Command("redis-server", append(args, base...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
-	defer c.Close()
-	for range 100 {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("redis-server %v on port %d does not answer PING", args, port)
+	s := &server{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port), args: args}
+	s.start()
+	t.Cleanup(s.kill)
 }
 
 // startCluster starts a Redis Cluster of three masters (no replicas), the
