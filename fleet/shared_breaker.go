@@ -134,8 +134,10 @@ func (f *Fleet) holdFor() time.Duration { return 4*f.s.Interval + f.s.Timeout }
 // held, but for the prober, held with Probes calls let through. When the
 // fleet's breaker changes to closed or half-open, the local window is
 // emptied, so that the counts published from then on are the new
-// generation's only (the prober's probes, or a fresh window). It does
-// nothing for a gate that is not attached.
+// generation's only (the prober's probes, or a fresh window); so is it
+// when the process learns a half-open generation it did not know (at start,
+// or back from local mode). It does nothing for a gate that is not
+// attached.
 func (f *Fleet) syncBreaker(g *gate) error {
 	fg := g.fg.Load()
 	if fg == nil {
@@ -165,7 +167,10 @@ func (f *Fleet) syncBreaker(g *gate) error {
 		return err
 	}
 	st, newGen, left := breaker.State(v[0]), v[1], time.Duration(v[2])*time.Millisecond
-	if sb.known && newGen != sb.gen && st != breaker.Open {
+	if (sb.known && newGen != sb.gen && st != breaker.Open) || (!sb.known && st == breaker.HalfOpen) {
+		// a new generation, or a half-open one learned now (at start or
+		// back from local mode): its window holds calls made before it,
+		// and only the prober's probes may count in half-open
 		b.ResetCounts()
 	}
 	if newGen != sb.gen {
@@ -192,7 +197,8 @@ func (f *Fleet) syncBreaker(g *gate) error {
 // releaseBreakers ends every hold at once: Redis failed (or the Fleet
 // closed), so each breaker decides alone. The counts published at the
 // next sync are ignored once (the process no longer knows the fleet's
-// generation); its window is not emptied.
+// generation); its window is not emptied, unless that sync finds the
+// fleet's breaker half-open.
 func (f *Fleet) releaseBreakers() {
 	f.mu.Lock()
 	gates := f.order

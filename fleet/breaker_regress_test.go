@@ -1,0 +1,142 @@
+//go:build e2e
+
+// Regression tests for the shared breaker's review (issue 15), numbered as
+// the defects: 1 a process back from local mode publishing its old window
+// into half-open, 2 first syncs ignored so a minority decides, 3 fields
+// dropped on the syncing process's Interval, 4 fields that are Lua numbers
+// but not integers, 5 concurrent Close racing on the breakers' state.
+//
+//	FLOODGATE_REDIS_ADDR=... go test -tags e2e -race -count=1 -run TestBreaker[0-9] -v ./fleet/
+
+package fleet
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/redis/go-redis/v9"
+)
+
+// brkFailHook fails every command while armed: Redis unreachable for one
+// process only.
+type brkFailHook struct{ armed atomic.Bool }
+
+func (h *brkFailHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *brkFailHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.armed.Load() {
+			err := errors.New("ra: unreachable")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *brkFailHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// Defect 1 of the review (was TestRABreakerProberStaleWindow in review-attack).
+// A process back from local mode (it does not know the generation, so its
+// window is not emptied at the change) that takes the probe lease
+// publishes its whole local window as the half-open generation's counts
+// at its next sync: the fleet's breaker closes (or reopens) on calls made
+// before it, with no probe made. docs/fleet.md: "the counts summed from
+// then on are the new generation's only: the prober's probes".
+func TestBreaker1ReturningProberKeepsHalfOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		pFails     int // p's failures before the open
+		localOK    int // p's successes while local
+		wantBefore string
+	}{
+		{"closes-without-probe", 0, 20, "half-open"},
+		{"reopens-without-probe", 4, 20, "half-open"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := redisAddr(t)
+			h := &brkFailHook{}
+			pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			pc.AddHook(h)
+			t.Cleanup(func() { pc.Close() })
+			qc := newClient(t, addr)
+			bc := breaker.Config{MinCalls: 10, OpenFor: 300 * time.Millisecond, Probes: 3}
+			cfg := Config{Prefix: shortPrefix()}
+			p := newProc(t, "p", pc, cfg, bc)
+			q := newProc(t, "q", qc, cfg, bc)
+			p.f.syncAll()
+			q.f.syncAll()
+			p.calls(tc.pFails, errFail)
+			q.calls(10, errFail)
+			for range 2 {
+				p.f.syncAll()
+				q.f.syncAll()
+			}
+			if p.fleetState() != "open" || !p.g.Breaker().Held() {
+				t.Fatalf("fleet %s, p held %v: want open, held", p.fleetState(), p.g.Breaker().Held())
+			}
+			h.armed.Store(true)
+			p.f.syncAll() // fails: p local, released
+			if p.f.State() != Local || p.g.Breaker().Held() {
+				t.Fatalf("p %v held %v", p.f.State(), p.g.Breaker().Held())
+			}
+			if r, _ := p.calls(tc.localOK, nil); r != tc.localOK {
+				t.Fatalf("local calls reached %d", r)
+			}
+			time.Sleep(350 * time.Millisecond) // open is over
+			h.armed.Store(false)
+			p.f.syncAll() // p moves it to half-open and takes the lease
+			st1, held1, c1 := p.fleetState(), p.g.Breaker().Held(), p.g.Breaker().Counts()
+			p.f.syncAll() // no call made since
+			st2 := p.fleetState()
+			if st1 != tc.wantBefore || st2 != "half-open" {
+				t.Errorf("p back from local mode, prober (held %v) with its old window (%+v): fleet %s, then %s at its next sync with no probe made; want half-open until a probe reports",
+					held1, c1, st1, st2)
+			}
+		})
+	}
+}
+
+// Defect 1 of the review (was TestRABreakerReturningNonProberCloses in review-attack).
+// The same root cause for a process that is not the prober: back from
+// local mode while the fleet is half-open (another process holds the
+// lease, no probe made yet), it publishes its local window into the
+// half-open generation at its second sync, and the fleet closes.
+func TestBreaker1ReturningNonProberKeepsHalfOpen(t *testing.T) {
+	addr := redisAddr(t)
+	h := &brkFailHook{}
+	pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	pc.AddHook(h)
+	t.Cleanup(func() { pc.Close() })
+	bc := breaker.Config{MinCalls: 10, OpenFor: 300 * time.Millisecond, Probes: 3}
+	cfg := Config{Prefix: shortPrefix()}
+	p := newProc(t, "p", pc, cfg, bc)
+	q := newProc(t, "q", newClient(t, addr), cfg, bc)
+	p.f.syncAll()
+	q.f.syncAll()
+	q.calls(10, errFail)
+	for range 2 {
+		p.f.syncAll()
+		q.f.syncAll()
+	}
+	if p.fleetState() != "open" {
+		t.Fatalf("fleet %s", p.fleetState())
+	}
+	h.armed.Store(true)
+	p.f.syncAll() // p local
+	p.calls(20, nil)
+	time.Sleep(350 * time.Millisecond)
+	q.f.syncAll() // q: half-open, q takes the lease; makes no probe
+	h.armed.Store(false)
+	p.f.syncAll() // p back: generation -1, ignored; learns the half-open one
+	st1 := p.fleetState()
+	p.f.syncAll() // publishes its 20 local successes as the half-open generation's
+	q.f.syncAll()
+	if st1 != "half-open" || q.fleetState() != "half-open" {
+		t.Errorf("q holds the lease and made no probe; p back from local mode: fleet %s, then %s after p's second sync; want half-open", st1, q.fleetState())
+	}
+}
