@@ -140,3 +140,51 @@ func TestBreaker1ReturningNonProberKeepsHalfOpen(t *testing.T) {
 		t.Errorf("q holds the lease and made no probe; p back from local mode: fleet %s, then %s after p's second sync; want half-open", st1, q.fleetState())
 	}
 }
+
+// Defect 2 of the review (was TestRABreakerMinorityFirstSync in review-attack).
+// The first sync of a process (at start, and after every failed sync)
+// publishes its counts for generation -1, ignored; so for up to one
+// Interval the first process to sync twice is the only one "with calls":
+// a broken minority that gets there first opens the fleet for all.
+func TestBreaker2MinorityCannotOpenAtFirstSync(t *testing.T) {
+	addr := redisAddr(t)
+	bc := breaker.Config{MinCalls: 10, OpenFor: time.Minute}
+	for _, afterOutage := range []bool{false, true} {
+		name := "start"
+		if afterOutage {
+			name = "after-outage"
+		}
+		t.Run(name, func(t *testing.T) {
+			hp, hq := &brkFailHook{}, &brkFailHook{}
+			pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			pc.AddHook(hp)
+			qc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			qc.AddHook(hq)
+			t.Cleanup(func() { pc.Close(); qc.Close() })
+			pfx := shortPrefix()
+			p := newProc(t, "broken", pc, Config{Prefix: pfx}, bc)
+			q := newProc(t, "healthy", qc, Config{Prefix: pfx}, bc)
+			if afterOutage {
+				p.f.syncAll()
+				q.f.syncAll()
+				hp.armed.Store(true)
+				hq.armed.Store(true)
+				p.f.syncAll() // Redis down for both
+				q.f.syncAll()
+				hp.armed.Store(false)
+				hq.armed.Store(false)
+			}
+			q.calls(100, nil)
+			p.calls(10, errFail)
+			p.f.syncAll() // generation -1: ignored
+			q.f.syncAll() // generation -1: ignored
+			p.f.syncAll() // the broken one's second sync comes first
+			q.f.syncAll()
+			reached, _ := q.calls(10, nil)
+			if st := q.fleetState(); st != "closed" || reached != 10 {
+				t.Errorf("%s: one broken process of two, the healthy one with 100 successes: fleet breaker %s, healthy process held %v, 10 calls reached fn %d times; want closed, 10",
+					name, st, q.g.Breaker().Held(), reached)
+			}
+		})
+	}
+}

@@ -30,8 +30,10 @@ import (
 // Open ends at until: half-open. Closed opens when the current
 // generation's counts hold MinCalls calls and reach either ratio, and more
 // than half of the processes that made calls reach a ratio on their own
-// counts (so a minority whose own path is broken, however busy, does not
-// open it for all); half-open
+// counts of the current generation (a process whose counts are for another
+// generation, or for none yet, counts as one that does not: so a minority
+// whose own path is broken, however busy or first to sync, does not open it
+// for all); half-open
 // opens again on a failed or slow call of the current generation (only
 // the prober makes calls), and closes once Probes calls succeeded. In
 // half-open the first process to sync takes the probe lease.
@@ -68,11 +70,13 @@ for i = 1, #all, 2 do
   local g, c, f, s, at = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+) (%d+) (%d+)$')
   if not g or tonumber(at) < stale then
     redis.call('HDEL', KEYS[2], all[i])
-  elseif tonumber(g) == gen then
+  else
     c, f, s = tonumber(c), tonumber(f), tonumber(s)
-    calls, fails, slows = calls + c, fails + f, slows + s
     if c > 0 then procs = procs + 1 end
-    if trips(c, f, s) then bad = bad + 1 end
+    if tonumber(g) == gen then
+      calls, fails, slows = calls + c, fails + f, slows + s
+      if trips(c, f, s) then bad = bad + 1 end
+    end
   end
 end
 if st == 0 then
