@@ -13,13 +13,29 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/floodgate-go/floodgate"
 	"github.com/floodgate-go/floodgate/breaker"
+	"github.com/floodgate-go/floodgate/retry"
 	"github.com/redis/go-redis/v9"
 )
+
+// brkLatency delays every command by d before sending it: a Redis that is
+// slow but answers well within Timeout.
+type brkLatency struct{ d time.Duration }
+
+func (h brkLatency) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h brkLatency) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { time.Sleep(h.d); return next(ctx, cmd) }
+}
+func (h brkLatency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
 
 // brkFailHook fails every command while armed: Redis unreachable for one
 // process only.
@@ -186,5 +202,129 @@ func TestBreaker2MinorityCannotOpenAtFirstSync(t *testing.T) {
 					name, st, q.g.Breaker().Held(), reached)
 			}
 		})
+	}
+}
+
+// Defect 3 of the review (was TestRABreakerMinoritySlowRound in review-attack).
+// The same with one Config for both: the healthy process has 12 attached
+// gates and a Redis answering in 15 ms (Timeout 100 ms: every sync
+// succeeds, no fallback), so a round takes 12 × 2 × 15 ms or more, over
+// 3 × Interval; the broken process's syncs drop its field in the gap and
+// open the fleet alone.
+func TestBreaker3MinorityCannotOpenOnSlowRound(t *testing.T) {
+	for _, lat := range []time.Duration{0, 15 * time.Millisecond} {
+		t.Run(lat.String(), func(t *testing.T) { brkMinoritySlow(t, lat) })
+	}
+}
+
+func brkMinoritySlow(t *testing.T, lat time.Duration) {
+	addr := redisAddr(t)
+	slow := redis.NewClient(&redis.Options{Addr: addr})
+	slow.AddHook(brkLatency{lat})
+	t.Cleanup(func() { slow.Close() })
+	bc := breaker.Config{MinCalls: 10, OpenFor: time.Minute}
+	cfg := Config{Prefix: shortPrefix(), Timeout: 100 * time.Millisecond, Logger: discard}
+	p := newProc(t, "broken", newClient(t, addr), cfg, bc)
+	fq, err := New(slow, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fq.Close() })
+	var q *floodgate.Gate
+	for i := range 12 {
+		name := fmt.Sprintf("h%d", i)
+		if i == 0 {
+			name = "g"
+		}
+		b, _ := fq.Budget(name)
+		g, err := floodgate.New(name, floodgate.WithRetry(retry.Config{Budget: b, MaxAttempts: 1}), floodgate.WithBreaker(bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fq.Attach(g); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			q = g
+		}
+	}
+	p.f.Start()
+	fq.Start()
+	stop := make(chan struct{})
+	began := time.Now()
+	var wg sync.WaitGroup
+	var qRefused atomic.Int64
+	wg.Add(2)
+	go func() { // the healthy one: 1,000/s
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if err := q.Guard(context.Background(), func(context.Context) error { return nil }); errors.Is(err, breaker.ErrOpen) {
+				if qRefused.Add(1) == 1 {
+					t.Logf("first ErrOpen on the healthy process at %v", time.Since(began))
+				}
+			}
+		}
+	}()
+	go func() { // the broken one: 200/s, broken from 1.5 s (after the first syncs)
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			p.g.Guard(context.Background(), func(context.Context) error {
+				if time.Since(began) < 1500*time.Millisecond {
+					return nil
+				}
+				return errFail
+			})
+		}
+	}()
+	time.Sleep(5 * time.Second)
+	close(stop)
+	wg.Wait()
+	st, _ := fq.BreakerState("g")
+	if qRefused.Load() > 0 {
+		t.Errorf("one Config; healthy process (12 gates, Redis +%v, state %v, %d fallbacks) vs one broken: the healthy one got %d ErrOpen in 5 s (fleet breaker %v); want 0",
+			lat, fq.State(), fq.Fallbacks(), qRefused.Load(), st)
+	}
+}
+
+// Defect 3 of the review (was TestRABreakerMinorityMixedInterval in review-attack).
+// A minority whose own path is broken must not open the fleet's breaker
+// for healthy processes. But the staleness cut is the syncing process's
+// 3·Interval: a broken process with Interval 100 ms drops the field of a
+// healthy one with Interval 2 s (a rolling update changing Interval, or
+// any process whose round of syncs takes longer than 3 Intervals), is
+// then the only process "with calls", and opens the fleet alone: the
+// healthy process is held at its next sync, fn not called.
+func TestBreaker3MinorityCannotOpenWithMixedInterval(t *testing.T) {
+	addr := redisAddr(t)
+	bc := breaker.Config{MinCalls: 10, OpenFor: time.Minute}
+	pfx := shortPrefix()
+	p := newProc(t, "broken", newClient(t, addr), Config{Prefix: pfx, Interval: 100 * time.Millisecond}, bc)
+	q := newProc(t, "healthy", newClient(t, addr), Config{Prefix: pfx, Interval: 2 * time.Second, Timeout: 50 * time.Millisecond}, bc)
+	p.f.syncAll()
+	q.f.syncAll()
+	q.calls(100, nil) // healthy, busy
+	p.calls(10, errFail)
+	q.f.syncAll() // publishes 100 successes
+	p.f.syncAll() // sum 110 calls, 10 failures: closed
+	if st := p.fleetState(); st != "closed" {
+		t.Fatalf("fleet %s with the healthy one's field fresh", st)
+	}
+	time.Sleep(350 * time.Millisecond) // > 3 × p's Interval, < q's Interval
+	p.f.syncAll()
+	q.f.syncAll() // q's next sync
+	reached, refused := q.calls(10, nil)
+	if st := q.fleetState(); st != "closed" || reached != 10 {
+		t.Errorf("one broken process of two, the healthy one busy (100 successes) and syncing every 2 s: fleet breaker %s, healthy process held %v, its 10 calls reached fn %d times (refused %d); want closed, 10",
+			st, q.g.Breaker().Held(), reached, refused)
 	}
 }

@@ -17,15 +17,16 @@ import (
 // KEYS[1], a hash: the fleet breaker's state st (0 closed, 1 half-open, 2
 // open), its generation gen (bumped at every change), until (ms, Redis
 // time: the end of open) and since (ms: the last change). KEYS[2], a hash:
-// one field per process, "gen calls failures slow ms", the counts it
-// published at ms for generation gen. KEYS[3], a string: the probe lease,
+// one field per process, "gen calls failures slow exp", the counts it
+// published for generation gen, which count until exp (ms, Redis time: the
+// publisher's own freshness after it published them). KEYS[3], a string: the probe lease,
 // "process gen", PX ProbeLease. A key of the wrong type or a field that
 // does not parse is dropped, so a corrupted key heals.
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
 // failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 OpenFor (ms),
-// 10 Probes, 11 ProbeLease (ms), 12 staleness (ms: older fields are
-// dropped), 13 KeyTTL (ms).
+// 10 Probes, 11 ProbeLease (ms), 12 freshness (ms: how long these
+// counts count), 13 KeyTTL (ms).
 //
 // Open ends at until: half-open. Closed opens when the current
 // generation's counts hold MinCalls calls and reach either ratio, and more
@@ -60,15 +61,14 @@ local function to(s)
   redis.call('DEL', KEYS[3])
 end
 if st == 2 and now >= untl then to(1) end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. now)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. (now + tonumber(ARGV[12])))
 local all = redis.call('HGETALL', KEYS[2])
-local stale = now - tonumber(ARGV[12])
 local fr, sr = tonumber(ARGV[7]), tonumber(ARGV[8])
 local function trips(c, f, s) return c > 0 and (f / c >= fr or s / c >= sr) end
 local calls, fails, slows, procs, bad = 0, 0, 0, 0, 0
 for i = 1, #all, 2 do
-  local g, c, f, s, at = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+) (%d+) (%d+)$')
-  if not g or tonumber(at) < stale then
+  local g, c, f, s, exp = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+) (%d+) (%d+)$')
+  if not g or tonumber(exp) < now then
     redis.call('HDEL', KEYS[2], all[i])
   else
     c, f, s = tonumber(c), tonumber(f), tonumber(s)
@@ -133,6 +133,13 @@ func breakerKeys(prefix, name string) []string {
 // once).
 func (f *Fleet) holdFor() time.Duration { return 4*f.s.Interval + f.s.Timeout }
 
+// freshness is how long the counts a sync publishes count in the fleet's
+// sum: until well past this process's next sync of the gate, however slow
+// its round of syncs (many gates, a slow Redis) or long its Interval.
+func (f *Fleet) freshness() time.Duration {
+	return max(time.Second, 10*f.s.Interval, 3*f.round)
+}
+
 // syncBreaker publishes the counts of g's breaker and applies the fleet's
 // breaker to it: closed, no hold; open, held for the rest of open; half-open,
 // held, but for the prober, held with Probes calls let through. When the
@@ -163,7 +170,7 @@ func (f *Fleet) syncBreaker(g *gate) error {
 	args := []any{f.id, gen, c.Calls, c.Failures, c.Slow, cfg.MinCalls,
 		strconv.FormatFloat(cfg.FailureRatio, 'g', -1, 64), strconv.FormatFloat(cfg.SlowRatio, 'g', -1, 64),
 		cfg.OpenFor.Milliseconds(), cfg.Probes, max(cfg.ProbeLease.Milliseconds(), 1),
-		(3 * f.s.Interval).Milliseconds(), f.s.KeyTTL.Milliseconds()}
+		f.freshness().Milliseconds(), f.s.KeyTTL.Milliseconds()}
 	v, err := f.do(9, func(ctx context.Context) *redis.Cmd {
 		return breakerScript.Run(ctx, f.client, g.brk.keys, args...)
 	})
