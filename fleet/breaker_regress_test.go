@@ -328,3 +328,69 @@ func TestBreaker3MinorityCannotOpenWithMixedInterval(t *testing.T) {
 			st, q.g.Breaker().Held(), reached, refused)
 	}
 }
+
+// Defect 4 of the review (was TestRABreakerPoisonedFields in review-attack).
+// A breaker hash whose fields parse as Lua numbers but are not sane
+// (nan, inf, a far-future until): docs/fleet.md says a field that does
+// not parse is dropped and rebuilt. With until=nan the fleet stays open
+// for ever (now >= nan is never true), every process held, fn never
+// called, though Redis is healthy.
+func TestBreaker4PoisonedUntilHeals(t *testing.T) {
+	c := newClient(t, redisAddr(t))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		fields []any
+	}{
+		{"until-nan", []any{"st", "2", "gen", "7", "until", "nan", "since", "0"}},
+		{"until-inf", []any{"st", "2", "gen", "7", "until", "inf", "since", "0"}},
+		{"until-1e300", []any{"st", "2", "gen", "7", "until", "1e300", "since", "0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProc(t, "p", c, Config{Prefix: shortPrefix()}, breaker.Config{OpenFor: 100 * time.Millisecond})
+			k := breakerKeys(p.f.s.Prefix, "g")[0]
+			if err := c.HSet(ctx, k, tc.fields...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(1500 * time.Millisecond) // 15 × OpenFor
+			for time.Now().Before(deadline) {
+				p.f.syncAll()
+				time.Sleep(20 * time.Millisecond)
+			}
+			reached, refused := p.calls(10, nil)
+			v, _ := c.HGetAll(ctx, k).Result()
+			if reached == 0 {
+				t.Errorf("%s: 1.5 s (15 × OpenFor) after planting %v, state %v, fleet breaker %s, held %v: "+
+					"10 calls reached fn %d times, refused %d; key now %v; want the key healed and the gate serving",
+					tc.name, tc.fields, p.f.State(), p.fleetState(), p.g.Breaker().Held(), reached, refused, v)
+			}
+		})
+	}
+}
+
+// Defect 4 of the review (was TestRABreakerGenNaNNeverOpens in review-attack).
+// gen=nan: gen+1 is nan again, and tonumber(g) == gen never holds, so no
+// process's counts are ever summed: the fleet's breaker can never open.
+func TestBreaker4PoisonedGenHeals(t *testing.T) {
+	c := newClient(t, redisAddr(t))
+	ctx := context.Background()
+	bc := breaker.Config{MinCalls: 10, OpenFor: time.Hour}
+	p := newProc(t, "p", c, Config{Prefix: prefix(t)}, bc)
+	q := newProc(t, "q", c, Config{Prefix: p.f.s.Prefix}, bc)
+	k := breakerKeys(p.f.s.Prefix, "g")[0]
+	if err := c.HSet(ctx, k, "st", "0", "gen", "nan", "until", "0", "since", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		// 6 failures each: under MinCalls alone, 12 summed: the fleet opens
+		p.calls(6, errFail)
+		q.calls(6, errFail)
+		p.f.syncAll()
+		q.f.syncAll()
+	}
+	v, _ := c.HGetAll(ctx, k).Result()
+	if p.fleetState() != "open" {
+		t.Errorf("gen planted as nan; both processes failing (12 failures summed, MinCalls 10): fleet breaker %s, key %v; want open (the field healed)",
+			p.fleetState(), v)
+	}
+}

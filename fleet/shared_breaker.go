@@ -20,8 +20,10 @@ import (
 // one field per process, "gen calls failures slow exp", the counts it
 // published for generation gen, which count until exp (ms, Redis time: the
 // publisher's own freshness after it published them). KEYS[3], a string: the probe lease,
-// "process gen", PX ProbeLease. A key of the wrong type or a field that
-// does not parse is dropped, so a corrupted key heals.
+// "process gen", PX ProbeLease. A key of the wrong type is dropped, and a
+// field that is not a decimal integer of at most 15 characters (Lua's
+// tonumber takes "nan", "inf", "1e300") counts as missing, so a corrupted
+// key heals; an until past now + OpenFor is cut to it.
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
 // failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 OpenFor (ms),
@@ -50,11 +52,15 @@ local function heal(k)
 end
 heal(KEYS[1])
 heal(KEYS[2])
+local function int(x)
+  if type(x) == 'string' and #x <= 15 and string.match(x, '^%-?%d+$') then return tonumber(x) end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local v = redis.call('HMGET', KEYS[1], 'st', 'gen', 'until', 'since')
-local st, gen, untl, since = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or now
+local st, gen, untl, since = int(v[1]) or 0, int(v[2]) or 0, int(v[3]) or 0, int(v[4]) or now
 if st ~= 0 and st ~= 1 and st ~= 2 then st = 0 end
+untl, since = math.min(untl, now + tonumber(ARGV[9])), math.min(since, now)
 local function to(s)
   st, gen, since = s, gen + 1, now
   if s == 2 then untl = now + tonumber(ARGV[9]) end
@@ -67,13 +73,13 @@ local fr, sr = tonumber(ARGV[7]), tonumber(ARGV[8])
 local function trips(c, f, s) return c > 0 and (f / c >= fr or s / c >= sr) end
 local calls, fails, slows, procs, bad = 0, 0, 0, 0, 0
 for i = 1, #all, 2 do
-  local g, c, f, s, exp = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+) (%d+) (%d+)$')
-  if not g or tonumber(exp) < now then
+  local g, c, f, s, exp = string.match(all[i + 1], '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+  g, c, f, s, exp = int(g), int(c), int(f), int(s), int(exp)
+  if not (g and c and f and s and exp) or c < 0 or f < 0 or s < 0 or exp < now then
     redis.call('HDEL', KEYS[2], all[i])
   else
-    c, f, s = tonumber(c), tonumber(f), tonumber(s)
     if c > 0 then procs = procs + 1 end
-    if tonumber(g) == gen then
+    if g == gen then
       calls, fails, slows = calls + c, fails + f, slows + s
       if trips(c, f, s) then bad = bad + 1 end
     end
