@@ -394,3 +394,21 @@ func TestBreaker4PoisonedGenHeals(t *testing.T) {
 			p.fleetState(), v)
 	}
 }
+
+// Defect 5 of the review (was TestRAConcurrentClose in review-attack).
+// Close "may be called more than once" and the Fleet's methods are safe
+// for concurrent use: two Closes at once.
+func TestBreaker5ConcurrentCloseNoRace(t *testing.T) {
+	c := newClient(t, redisAddr(t))
+	for range 20 {
+		f, _ := capFleet(t, c, Config{Prefix: prefix(t), Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond})
+		f.Start()
+		time.Sleep(15 * time.Millisecond)
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); f.Close() }()
+		}
+		wg.Wait()
+	}
+}

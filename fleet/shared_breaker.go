@@ -118,7 +118,8 @@ type sharedBreaker struct {
 	keys  []string     // breakerKeys
 	state atomic.Int32 // the fleet breaker's breaker.State + 1 at the last sync; 0 before one
 
-	// Used by the sync goroutine only (and by Close once it has ended).
+	// Used by the sync goroutine only (and by Close once it has ended;
+	// written there under Fleet.mu).
 	gen    int64 // the fleet generation the published counts are for; -1: none yet
 	known  bool  // gen is set
 	prober bool  // the breaker holds the probe allowance of the current lease
@@ -216,11 +217,13 @@ func (f *Fleet) syncBreaker(g *gate) error {
 // next sync are ignored once (the process no longer knows the fleet's
 // generation); its window is not emptied, unless that sync finds the
 // fleet's breaker half-open.
+//
+// It runs on the sync goroutine, or in Close once that has ended; under
+// f.mu, so that two Closes at once do not race on the gates' state.
 func (f *Fleet) releaseBreakers() {
 	f.mu.Lock()
-	gates := f.order
-	f.mu.Unlock()
-	for _, g := range gates {
+	defer f.mu.Unlock()
+	for _, g := range f.order {
 		if fg := g.fg.Load(); fg != nil {
 			fg.Breaker().Release()
 		}
