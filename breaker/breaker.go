@@ -220,8 +220,14 @@ func (b *Breaker) allowHeld(h int64) (Permit, error) {
 		b.hold.CompareAndSwap(h, 0)
 		return b.allow()
 	}
-	if b.holdProbes.Load() <= 0 || b.holdProbes.Add(-1) < 0 {
-		return Permit{}, ErrOpen
+	for { // take one of the allowance, never below 0
+		n := b.holdProbes.Load()
+		if n <= 0 {
+			return Permit{}, ErrOpen
+		}
+		if b.holdProbes.CompareAndSwap(n, n-1) {
+			break
+		}
 	}
 	p, err := b.allow()
 	if err != nil {

@@ -29,8 +29,9 @@
 // every process's fresh counts, with the gate's own breaker thresholds. It
 // opens when the sum holds MinCalls calls and reaches FailureRatio or
 // SlowRatio and more than half of the processes with calls reach a ratio
-// on their own counts (a minority whose own path is broken, however busy,
-// does not open it); then every process holds its breaker open
+// on their own counts (one whose counts are for another generation, or
+// none yet, counts as not reaching it: a minority whose own path is broken,
+// however busy or first to sync, does not open it); then every process holds its breaker open
 // ([breaker.Breaker.Hold]: ErrOpen at once, fn not called) from its next
 // sync, for OpenFor. Then half-open: the first process to sync takes a
 // probe lease (PX ProbeLease) and lets Probes calls through; the others

@@ -63,6 +63,7 @@ type Fleet struct {
 	// Used by the sync goroutine only.
 	failing bool          // the last sync failed
 	pending <-chan result // a Redis call that timed out and has not returned yet
+	round   time.Duration // how long the last round of syncs (syncAll) took
 }
 
 // gate is one named gate's local budget and its keys.

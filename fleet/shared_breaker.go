@@ -17,21 +17,26 @@ import (
 // KEYS[1], a hash: the fleet breaker's state st (0 closed, 1 half-open, 2
 // open), its generation gen (bumped at every change), until (ms, Redis
 // time: the end of open) and since (ms: the last change). KEYS[2], a hash:
-// one field per process, "gen calls failures slow ms", the counts it
-// published at ms for generation gen. KEYS[3], a string: the probe lease,
-// "process gen", PX ProbeLease. A key of the wrong type or a field that
-// does not parse is dropped, so a corrupted key heals.
+// one field per process, "gen calls failures slow exp", the counts it
+// published for generation gen, which count until exp (ms, Redis time: the
+// publisher's own freshness after it published them). KEYS[3], a string: the probe lease,
+// "process gen", PX ProbeLease. A key of the wrong type is dropped, and a
+// field that is not a decimal integer of at most 15 characters (Lua's
+// tonumber takes "nan", "inf", "1e300") counts as missing, so a corrupted
+// key heals; an until past now + OpenFor is cut to it.
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
 // failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 OpenFor (ms),
-// 10 Probes, 11 ProbeLease (ms), 12 staleness (ms: older fields are
-// dropped), 13 KeyTTL (ms).
+// 10 Probes, 11 ProbeLease (ms), 12 freshness (ms: how long these
+// counts count), 13 KeyTTL (ms).
 //
 // Open ends at until: half-open. Closed opens when the current
 // generation's counts hold MinCalls calls and reach either ratio, and more
 // than half of the processes that made calls reach a ratio on their own
-// counts (so a minority whose own path is broken, however busy, does not
-// open it for all); half-open
+// counts of the current generation (a process whose counts are for another
+// generation, or for none yet, counts as one that does not: so a minority
+// whose own path is broken, however busy or first to sync, does not open it
+// for all); half-open
 // opens again on a failed or slow call of the current generation (only
 // the prober makes calls), and closes once Probes calls succeeded. In
 // half-open the first process to sync takes the probe lease.
@@ -47,32 +52,37 @@ local function heal(k)
 end
 heal(KEYS[1])
 heal(KEYS[2])
+local function int(x)
+  if type(x) == 'string' and #x <= 15 and string.match(x, '^%-?%d+$') then return tonumber(x) end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local v = redis.call('HMGET', KEYS[1], 'st', 'gen', 'until', 'since')
-local st, gen, untl, since = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or now
+local st, gen, untl, since = int(v[1]) or 0, int(v[2]) or 0, int(v[3]) or 0, int(v[4]) or now
 if st ~= 0 and st ~= 1 and st ~= 2 then st = 0 end
+untl, since = math.min(untl, now + tonumber(ARGV[9])), math.min(since, now)
 local function to(s)
   st, gen, since = s, gen + 1, now
   if s == 2 then untl = now + tonumber(ARGV[9]) end
   redis.call('DEL', KEYS[3])
 end
 if st == 2 and now >= untl then to(1) end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. now)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. (now + tonumber(ARGV[12])))
 local all = redis.call('HGETALL', KEYS[2])
-local stale = now - tonumber(ARGV[12])
 local fr, sr = tonumber(ARGV[7]), tonumber(ARGV[8])
 local function trips(c, f, s) return c > 0 and (f / c >= fr or s / c >= sr) end
 local calls, fails, slows, procs, bad = 0, 0, 0, 0, 0
 for i = 1, #all, 2 do
-  local g, c, f, s, at = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+) (%d+) (%d+)$')
-  if not g or tonumber(at) < stale then
+  local g, c, f, s, exp = string.match(all[i + 1], '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+  g, c, f, s, exp = int(g), int(c), int(f), int(s), int(exp)
+  if not (g and c and f and s and exp) or c < 0 or f < 0 or s < 0 or exp < now then
     redis.call('HDEL', KEYS[2], all[i])
-  elseif tonumber(g) == gen then
-    c, f, s = tonumber(c), tonumber(f), tonumber(s)
-    calls, fails, slows = calls + c, fails + f, slows + s
+  else
     if c > 0 then procs = procs + 1 end
-    if trips(c, f, s) then bad = bad + 1 end
+    if g == gen then
+      calls, fails, slows = calls + c, fails + f, slows + s
+      if trips(c, f, s) then bad = bad + 1 end
+    end
   end
 end
 if st == 0 then
@@ -108,7 +118,8 @@ type sharedBreaker struct {
 	keys  []string     // breakerKeys
 	state atomic.Int32 // the fleet breaker's breaker.State + 1 at the last sync; 0 before one
 
-	// Used by the sync goroutine only (and by Close once it has ended).
+	// Used by the sync goroutine only (and by Close once it has ended;
+	// written there under Fleet.mu).
 	gen    int64 // the fleet generation the published counts are for; -1: none yet
 	known  bool  // gen is set
 	prober bool  // the breaker holds the probe allowance of the current lease
@@ -129,13 +140,22 @@ func breakerKeys(prefix, name string) []string {
 // once).
 func (f *Fleet) holdFor() time.Duration { return 4*f.s.Interval + f.s.Timeout }
 
+// freshness is how long the counts a sync publishes count in the fleet's
+// sum: until well past this process's next sync of the gate, however slow
+// its round of syncs (many gates, a slow Redis) or long its Interval.
+func (f *Fleet) freshness() time.Duration {
+	return max(time.Second, 10*f.s.Interval, 3*f.round)
+}
+
 // syncBreaker publishes the counts of g's breaker and applies the fleet's
 // breaker to it: closed, no hold; open, held for the rest of open; half-open,
 // held, but for the prober, held with Probes calls let through. When the
 // fleet's breaker changes to closed or half-open, the local window is
 // emptied, so that the counts published from then on are the new
-// generation's only (the prober's probes, or a fresh window). It does
-// nothing for a gate that is not attached.
+// generation's only (the prober's probes, or a fresh window); so is it
+// when the process learns a half-open generation it did not know (at start,
+// or back from local mode). It does nothing for a gate that is not
+// attached.
 func (f *Fleet) syncBreaker(g *gate) error {
 	fg := g.fg.Load()
 	if fg == nil {
@@ -157,7 +177,7 @@ func (f *Fleet) syncBreaker(g *gate) error {
 	args := []any{f.id, gen, c.Calls, c.Failures, c.Slow, cfg.MinCalls,
 		strconv.FormatFloat(cfg.FailureRatio, 'g', -1, 64), strconv.FormatFloat(cfg.SlowRatio, 'g', -1, 64),
 		cfg.OpenFor.Milliseconds(), cfg.Probes, max(cfg.ProbeLease.Milliseconds(), 1),
-		(3 * f.s.Interval).Milliseconds(), f.s.KeyTTL.Milliseconds()}
+		f.freshness().Milliseconds(), f.s.KeyTTL.Milliseconds()}
 	v, err := f.do(9, func(ctx context.Context) *redis.Cmd {
 		return breakerScript.Run(ctx, f.client, g.brk.keys, args...)
 	})
@@ -165,7 +185,10 @@ func (f *Fleet) syncBreaker(g *gate) error {
 		return err
 	}
 	st, newGen, left := breaker.State(v[0]), v[1], time.Duration(v[2])*time.Millisecond
-	if sb.known && newGen != sb.gen && st != breaker.Open {
+	if (sb.known && newGen != sb.gen && st != breaker.Open) || (!sb.known && st == breaker.HalfOpen) {
+		// a new generation, or a half-open one learned now (at start or
+		// back from local mode): its window holds calls made before it,
+		// and only the prober's probes may count in half-open
 		b.ResetCounts()
 	}
 	if newGen != sb.gen {
@@ -192,12 +215,15 @@ func (f *Fleet) syncBreaker(g *gate) error {
 // releaseBreakers ends every hold at once: Redis failed (or the Fleet
 // closed), so each breaker decides alone. The counts published at the
 // next sync are ignored once (the process no longer knows the fleet's
-// generation); its window is not emptied.
+// generation); its window is not emptied, unless that sync finds the
+// fleet's breaker half-open.
+//
+// It runs on the sync goroutine, or in Close once that has ended; under
+// f.mu, so that two Closes at once do not race on the gates' state.
 func (f *Fleet) releaseBreakers() {
 	f.mu.Lock()
-	gates := f.order
-	f.mu.Unlock()
-	for _, g := range gates {
+	defer f.mu.Unlock()
+	for _, g := range f.order {
 		if fg := g.fg.Load(); fg != nil {
 			fg.Breaker().Release()
 		}

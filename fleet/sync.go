@@ -70,6 +70,8 @@ func (f *Fleet) syncAll() {
 	if len(gates) == 0 {
 		return
 	}
+	start := time.Now()
+	defer func() { f.round = time.Since(start) }()
 	for _, g := range gates {
 		err := f.syncGate(g)
 		if err == nil {
