@@ -30,7 +30,9 @@ import (
 // was older than HeartbeatTTL (Redis unreachable, or the gate unused, for
 // every process: the caps the processes hold are unknown). ARGV: process
 // id, held (the cap its limiter has now, calls), FleetLimit (calls),
-// HeartbeatTTL (ms), KeyTTL (ms).
+// HeartbeatTTL (ms), KeyTTL (ms). A key that is not a hash is deleted
+// first: a new record (with its hold), as the budget's script overwrites
+// a value that is not a number.
 //
 // The clock is Redis's (TIME), so the processes' clocks never matter. A
 // process not seen for HeartbeatTTL is deleted. With n live processes
@@ -43,6 +45,8 @@ import (
 // held cap before any grows), and at least 1. The record for this
 // process is max(grant, held). It returns {grant, n}.
 var capScript = redis.NewScript(`
+local ty = redis.call('TYPE', KEYS[1]).ok
+if ty ~= 'hash' and ty ~= 'none' then redis.call('DEL', KEYS[1]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id, held, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
