@@ -11,6 +11,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,7 +51,6 @@ func TestCap1WrongTypeKeyHealed(t *testing.T) {
 // process for ever, and its recorded cap leaves every real process at 1.
 // The same for a future "+since": every share frozen at its held cap.
 func TestCap2FutureFieldsDropped(t *testing.T) {
-	t.Skip("not fixed yet") // SKIP-UNTIL-FIXED
 	c := newClient(t, redisAddr(t))
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -141,8 +141,17 @@ func sampleCapSum(d time.Duration, gs ...*floodgate.Gate) int {
 // accepts): its heartbeat for a gate lapses between two of its rounds,
 // the other process counts it dead and takes FleetLimit while it still
 // holds its share.
+//
+// With 16 gates (a 720 ms round) the heartbeat would lapse even past the
+// one more lifetime a dead field's cap stays reserved: it takes each
+// process declaring its own lifetime from its round.
 func TestCap3SlowRoundKeepsHeartbeat(t *testing.T) {
-	t.Skip("not fixed yet") // SKIP-UNTIL-FIXED
+	for _, gates := range []int{8, 16} {
+		t.Run(fmt.Sprint(gates), func(t *testing.T) { capSlowRound(t, gates) })
+	}
+}
+
+func capSlowRound(t *testing.T, gates int) {
 	addr := redisAddr(t)
 	slow := redis.NewClient(&redis.Options{Addr: addr})
 	slow.AddHook(capLatency{15 * time.Millisecond})
@@ -150,7 +159,10 @@ func TestCap3SlowRoundKeepsHeartbeat(t *testing.T) {
 	fast := newClient(t, addr)
 	p := prefix(t)
 	cfg := Config{Prefix: p, FleetLimit: 30, HeartbeatTTL: 300 * time.Millisecond, Timeout: 100 * time.Millisecond}
-	names := []string{"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"}
+	var names []string
+	for i := range gates {
+		names = append(names, fmt.Sprintf("g%d", i))
+	}
 	fa, ga := capProcN(t, slow, cfg, names...)
 	fb, gb := capProcN(t, fast, cfg, "g0")
 	if err := fa.Start(); err != nil {
@@ -160,10 +172,19 @@ func TestCap3SlowRoundKeepsHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // past the new record's hold
-	m := sampleCapSum(4*time.Second, ga[0], gb[0])
-	if m > 31 {
-		t.Errorf("FleetLimit 30, two processes, every sync within Timeout (A: state %v, %d fallbacks): the caps of gate g0 summed to %d at most (A %d, B %d at the end); want ≤ 30 (+1)",
-			fa.State(), fa.Fallbacks(), m, ga[0].Limiter().Cap(), gb[0].Limiter().Cap())
+	m, samples, starved := 0, 0, 0
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		a, b := ga[0].Limiter().Cap(), gb[0].Limiter().Cap()
+		m = max(m, a+b)
+		samples++
+		if a < 10 {
+			starved++
+		}
+	}
+	t.Logf("%d gates: the caps of g0 summed to %d at most; A's below 10 in %d of %d samples", gates, m, starved, samples)
+	if m > 31 || starved > samples/10 {
+		t.Errorf("FleetLimit 30, two processes, every sync within Timeout (A: %d gates, state %v, %d fallbacks): the caps of gate g0 summed to %d at most (A %d, B %d at the end), A's cap below 10 in %d of %d samples; want ≤ 30 (+1), and A at its share (15) in 90%% of them",
+			gates, fa.State(), fa.Fallbacks(), m, ga[0].Limiter().Cap(), gb[0].Limiter().Cap(), starved, samples)
 	}
 }
 
@@ -173,7 +194,6 @@ func TestCap3SlowRoundKeepsHeartbeat(t *testing.T) {
 // takes the whole FleetLimit each time; the slow one, whenever it syncs,
 // finds it taken and gets 1. New accepts the mix; nothing is logged.
 func TestCap5MixedIntervalShares(t *testing.T) {
-	t.Skip("not fixed yet") // SKIP-UNTIL-FIXED
 	c := newClient(t, redisAddr(t))
 	p := prefix(t)
 	fa, ga := capProcN(t, c, Config{Prefix: p, FleetLimit: 30, Interval: 2 * time.Second, Timeout: 50 * time.Millisecond}, "g") // HeartbeatTTL 6 s
@@ -243,7 +263,6 @@ func (h *capFailHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // its own (the newest) is younger, so the record does not restart: A takes
 // all 30 while B holds 15.
 func TestCap4OutageUnderTTLKeepsSum(t *testing.T) {
-	t.Skip("not fixed yet") // SKIP-UNTIL-FIXED
 	addr := redisAddr(t)
 	ha, hb := &capFailHook{}, &capFailHook{}
 	ac := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})

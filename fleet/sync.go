@@ -70,6 +70,7 @@ func (f *Fleet) syncAll() {
 	if len(gates) == 0 {
 		return
 	}
+	start := time.Now()
 	for _, g := range gates {
 		err := f.syncGate(g)
 		if err == nil {
@@ -85,6 +86,7 @@ func (f *Fleet) syncAll() {
 			return
 		}
 	}
+	f.round = time.Since(start)
 	f.recovered()
 }
 
