@@ -26,10 +26,10 @@ import (
 
 // capScript is one process's heartbeat and share of a gate's fleet-wide
 // cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
-// "<last seen> <cap> <expires>" (Redis ms, calls, Redis ms: its
-// heartbeat, the cap recorded for it, and the end of the lifetime it
-// declared; "<last seen> <cap>" is read as expiring HeartbeatTTL after
-// last seen), and field "+since" = the Redis ms the record was
+// "<last seen> <cap> <expires> <FleetLimit>" (Redis ms, calls, Redis ms,
+// calls: its heartbeat, the cap recorded for it, the end of the lifetime
+// it declared, and its FleetLimit; "<last seen> <cap>" is read as
+// expiring a lifetime after last seen), and field "+since" = the Redis ms the record was
 // (re)started at: when created, or when none of its fields was live (no
 // process reached Redis for its lifetime: the caps the processes hold are
 // unknown). ARGV: process id, held (the cap its limiter has now, calls),
@@ -47,7 +47,10 @@ import (
 // deleted, and a "+since" that does not parse or is in the future
 // restarts the record. With n live processes (this one included) its
 // share is floor(FleetLimit/n), plus 1 for the first FleetLimit mod n of
-// them in id order, so the shares sum to FleetLimit; the grant is the
+// them in id order, so the shares sum to FleetLimit (the smallest
+// FleetLimit of this process and of the live and reserved fields, so
+// that processes configured with different ones keep to the smallest);
+// the grant is the
 // share, at most what the others' live and reserved records leave free,
 // at most held while the record is younger than the lifetime since it
 // (re)started (every live process reports its held cap before any
@@ -64,19 +67,20 @@ local function num(s)
   return nil
 end
 local all = redis.call('HGETALL', KEYS[1])
-local since, n, others, rank, live = nil, 1, 0, 0, false
+local since, n, others, rank, live, least = nil, 1, 0, 0, false, limit
 for i = 1, #all, 2 do
   local f, v = all[i], all[i + 1]
   if f == '+since' then
     since = num(string.match(v, '^%d+$'))
     if since and since > now + 1000 then since = nil end
   else
-    local a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$')
+    local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
+    if not a then a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$') end
     if not a then a, b = string.match(v, '^(%d+) (%d+)$') end
-    local seen, cap, expires = num(a), num(b), num(c)
+    local seen, cap, expires, lim = num(a), num(b), num(c), num(d)
     if seen and not c then expires = seen + ttl end
     if not (seen and cap and expires) or seen > now + 1000 or cap > 1048576
-        or expires < seen or expires - seen > keyttl then
+        or expires < seen or expires - seen > keyttl or (d and not (lim and lim >= 1 and lim <= 1048576)) then
       redis.call('HDEL', KEYS[1], f)
     elseif f == id then
       if now < expires then live = true end
@@ -85,8 +89,10 @@ for i = 1, #all, 2 do
       n = n + 1
       others = others + cap
       if f < id then rank = rank + 1 end
+      if lim then least = math.min(least, lim) end
     elseif now < 2 * expires - seen then
       others = others + cap
+      if lim then least = math.min(least, lim) end
     else
       redis.call('HDEL', KEYS[1], f)
     end
@@ -96,12 +102,12 @@ if not since or not live then
   since = now
   redis.call('HSET', KEYS[1], '+since', string.format('%d', now))
 end
-local share = math.floor(limit / n)
-if rank < limit % n then share = share + 1 end
-local grant = math.min(share, limit - others)
+local share = math.floor(least / n)
+if rank < least % n then share = share + 1 end
+local grant = math.min(share, least - others)
 if now - since < ttl then grant = math.min(grant, held) end
 grant = math.max(grant, 1)
-redis.call('HSET', KEYS[1], id, string.format('%d %d %d', now, math.max(grant, held), now + ttl))
+redis.call('HSET', KEYS[1], id, string.format('%d %d %d %d', now, math.max(grant, held), now + ttl, limit))
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {grant, n}
 `)

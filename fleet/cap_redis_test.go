@@ -391,7 +391,8 @@ func TestCapScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			var seen, capped int64
-			if _, err := fmt.Sscanf(mine, "%d %d", &seen, &capped); err != nil || capped != tc.recorded || seen < ms || seen > ms+1000 {
+			var expires, limit int64
+			if _, err := fmt.Sscanf(mine, "%d %d %d %d", &seen, &capped, &expires, &limit); err != nil || expires != seen+ttl || limit != int64(tc.limit) || capped != tc.recorded || seen < ms || seen > ms+1000 {
 				t.Errorf("recorded %q (%v), want cap %d seen at about %d", mine, err, tc.recorded, ms)
 			}
 			for _, id := range tc.deleted {
