@@ -22,7 +22,9 @@ import (
 // holds 1 until the others made room). A process raises its cap only
 // after Redis recorded the higher value, and reports a lower one (its
 // "held" cap) only after it applied it; a grant is at most what the
-// other live records leave free.
+// other live and reserved records leave free. It holds while every
+// process reaches Redis at least once every 2 of its lifetimes (live,
+// then reserved): capLifetime makes that so for slow rounds.
 
 // capScript is one process's heartbeat and share of a gate's fleet-wide
 // cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
