@@ -324,7 +324,8 @@ func build() (dashboard.Dashboard, error) {
 		"Per gate, with fleet.Config.FleetLimit: the caps the instances' limiters hold (floodgate_fleet_limit_share), "+
 			"summed (at most FleetLimit, plus 1 for each instance joining a full fleet) and per instance, and the live "+
 			"instances dividing it (floodgate_fleet_live_processes). An instance that stops heartbeating leaves the count "+
-			"after HeartbeatTTL (1 s by default) and its share goes to the others; while Redis is unreachable each keeps its last share.",
+			"one lifetime after its last sync (HeartbeatTTL, 1 s by default, or more with a slow round of syncs) and its share goes "+
+			"to the others one lifetime later; while Redis is unreachable each keeps its last share.",
 		query{"sum by (gate) (floodgate_fleet_limit_share" + sel() + ")", "{{gate}} Σ caps"},
 		query{"max by (gate, instance) (floodgate_fleet_limit_share" + sel() + ")", "{{gate}} {{instance}} cap"},
 		query{"max by (gate) (floodgate_fleet_live_processes" + sel() + ")", "{{gate}} live instances"},

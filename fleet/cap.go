@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/floodgate-go/floodgate"
 	"github.com/redis/go-redis/v9"
@@ -21,65 +22,106 @@ import (
 // holds 1 until the others made room). A process raises its cap only
 // after Redis recorded the higher value, and reports a lower one (its
 // "held" cap) only after it applied it; a grant is at most what the
-// other live records leave free.
+// other live and reserved records leave free. It holds while every
+// process reaches Redis at least once every 2 of its lifetimes (live,
+// then reserved): capLifetime makes that so for slow rounds.
 
 // capScript is one process's heartbeat and share of a gate's fleet-wide
 // cap. KEYS[1] is the gate's cap record, a hash: field <process id> =
-// "<last seen, Redis ms> <cap>", and field "+since" = the Redis ms the
-// record was (re)started at: when created, or when its newest heartbeat
-// was older than HeartbeatTTL (Redis unreachable, or the gate unused, for
-// every process: the caps the processes hold are unknown). ARGV: process
-// id, held (the cap its limiter has now, calls), FleetLimit (calls),
-// HeartbeatTTL (ms), KeyTTL (ms).
+// "<last seen> <cap> <expires> <FleetLimit>" (Redis ms, calls, Redis ms,
+// calls: its heartbeat, the cap recorded for it, the end of the lifetime
+// it declared, and its FleetLimit; "<last seen> <cap>" is read as
+// expiring a lifetime after last seen), and field "+since" = the Redis ms the record was
+// (re)started at: when created, or when none of its fields was live (no
+// process reached Redis for its lifetime: the caps the processes hold are
+// unknown). ARGV: process id, held (the cap its limiter has now, calls),
+// FleetLimit (calls), lifetime (ms: capLifetime), KeyTTL (ms). A key that
+// is not a hash is deleted first: a new record (with its hold), as the
+// budget's script overwrites a value that is not a number.
 //
 // The clock is Redis's (TIME), so the processes' clocks never matter. A
-// process not seen for HeartbeatTTL is deleted. With n live processes
-// (this one included) its share is floor(FleetLimit/n), plus 1 for the
-// first FleetLimit mod n of them in id order, so the shares sum to
-// FleetLimit; the grant is the share, at most what the other live
-// records leave free, at most held while the record is younger than
-// HeartbeatTTL since it (re)started (after Redis lost it, or after no
-// process reached it for HeartbeatTTL, every live process reports its
-// held cap before any grows), and at least 1. The record for this
-// process is max(grant, held). It returns {grant, n}.
+// field is live until the expiry it declared; its cap stays reserved (it
+// counts against the others' grants, not in n) for as long again, in
+// case its process is live and about to come back (an outage for
+// everyone, a slow round); then it is deleted. A field that does not
+// parse (each number at most 15 digits: no nan, inf or 1e300), dated
+// more than a second after now, or declaring a lifetime over KeyTTL, is
+// deleted, and a "+since" that does not parse or is in the future
+// restarts the record. With n live processes (this one included) its
+// share is floor(FleetLimit/n), plus 1 for the first FleetLimit mod n of
+// them in id order, so the shares sum to FleetLimit (the smallest
+// FleetLimit of this process and of the live and reserved fields, so
+// that processes configured with different ones keep to the smallest);
+// the grant is the
+// share, at most what the others' live and reserved records leave free,
+// at most held while the record is younger than the lifetime since it
+// (re)started (every live process reports its held cap before any
+// grows), and at least 1. The record for this process is max(grant,
+// held). It returns {grant, n}.
 var capScript = redis.NewScript(`
+local ty = redis.call('TYPE', KEYS[1]).ok
+if ty ~= 'hash' and ty ~= 'none' then redis.call('DEL', KEYS[1]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local id, held, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local id, held, limit, ttl, keyttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local function num(s)
+  if s and #s <= 15 then return tonumber(s) end
+  return nil
+end
 local all = redis.call('HGETALL', KEYS[1])
-local since, n, others, rank, latest = nil, 1, 0, 0, nil
+local since, n, others, rank, live, least = nil, 1, 0, 0, false, limit
 for i = 1, #all, 2 do
   local f, v = all[i], all[i + 1]
   if f == '+since' then
-    since = tonumber(v)
+    since = num(string.match(v, '^%d+$'))
+    if since and since > now + 1000 then since = nil end
   else
-    local seen, c = string.match(v, '^(%d+) (%d+)$')
-    seen = tonumber(seen)
-    if seen and (not latest or seen > latest) then latest = seen end
-    if f ~= id then
-      if seen and now - seen < ttl then
-        n = n + 1
-        others = others + tonumber(c)
-        if f < id then rank = rank + 1 end
-      else
-        redis.call('HDEL', KEYS[1], f)
-      end
+    local a, b, c, d = string.match(v, '^(%d+) (%d+) (%d+) (%d+)$')
+    if not a then a, b, c = string.match(v, '^(%d+) (%d+) (%d+)$') end
+    if not a then a, b = string.match(v, '^(%d+) (%d+)$') end
+    local seen, cap, expires, lim = num(a), num(b), num(c), num(d)
+    if seen and not c then expires = seen + ttl end
+    if not (seen and cap and expires) or seen > now + 1000 or cap > 1048576
+        or expires < seen or expires - seen > keyttl or (d and not (lim and lim >= 1 and lim <= 1048576)) then
+      redis.call('HDEL', KEYS[1], f)
+    elseif f == id then
+      if now < expires then live = true end
+    elseif now < expires then
+      live = true
+      n = n + 1
+      others = others + cap
+      if f < id then rank = rank + 1 end
+      if lim then least = math.min(least, lim) end
+    elseif now < 2 * expires - seen then
+      others = others + cap
+      if lim then least = math.min(least, lim) end
+    else
+      redis.call('HDEL', KEYS[1], f)
     end
   end
 end
-if not since or not latest or now - latest >= ttl then
+if not since or not live then
   since = now
   redis.call('HSET', KEYS[1], '+since', string.format('%d', now))
 end
-local share = math.floor(limit / n)
-if rank < limit % n then share = share + 1 end
-local grant = math.min(share, limit - others)
+local share = math.floor(least / n)
+if rank < least % n then share = share + 1 end
+local grant = math.min(share, least - others)
 if now - since < ttl then grant = math.min(grant, held) end
 grant = math.max(grant, 1)
-redis.call('HSET', KEYS[1], id, string.format('%d %d', now, math.max(grant, held)))
+redis.call('HSET', KEYS[1], id, string.format('%d %d %d %d', now, math.max(grant, held), now + ttl, limit))
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {grant, n}
 `)
+
+// capLifetime is how long this process declares each of its cap
+// heartbeats live: HeartbeatTTL, or twice Interval plus its last round of
+// syncs if that is longer (a process with many gates or a slow Redis
+// takes longer than HeartbeatTTL between two syncs of one gate: between
+// two, at most Interval plus two rounds), at most KeyTTL.
+func (f *Fleet) capLifetime() time.Duration {
+	return min(max(f.s.HeartbeatTTL, 2*(f.s.Interval+f.round)), f.s.KeyTTL)
+}
 
 // capKey is the key of a gate's fleet-wide cap record.
 func capKey(prefix, name string) string { return "{" + prefix + ":" + name + "}:cap" }
@@ -128,9 +170,10 @@ func (f *Fleet) syncCap(g *gate) error {
 	}
 	lim := fg.Limiter()
 	held := lim.Cap()
+	life := f.capLifetime().Milliseconds()
 	v, err := f.do(2, func(ctx context.Context) *redis.Cmd {
 		return capScript.Run(ctx, f.client, []string{g.cap.key}, f.id, held, f.s.FleetLimit,
-			f.s.HeartbeatTTL.Milliseconds(), f.s.KeyTTL.Milliseconds())
+			life, f.s.KeyTTL.Milliseconds())
 	})
 	if err != nil {
 		return err

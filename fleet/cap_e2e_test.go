@@ -116,16 +116,17 @@ func reached(r capReport, v int, from int64) (int64, bool) {
 // 2 ms downstream, MaxLimit 200). The sum of their limits, and of their
 // caps, never exceeds 30 at any sampled instant (each process samples its
 // own every 200 µs or so, with wall-clock times); each reaches 10. p3
-// exits after 3 s; p1 and p2 reach 15 each within HeartbeatTTL (1 s) plus
-// 2 intervals of it, and not before HeartbeatTTL minus 2 intervals (p3's
-// last heartbeat is at most one interval before it exits).
+// exits after 3 s; p1 and p2 reach 15 each within twice HeartbeatTTL (1 s:
+// p3 is live for it, then its cap reserved for as long) plus 2 intervals
+// of it, and not before twice HeartbeatTTL minus 2 intervals (p3's last
+// heartbeat is at most one interval before it exits).
 func TestFleetCapMultiProcess(t *testing.T) {
 	const (
 		limit = 30
 		ttl   = time.Second
 	)
 	addr := redisAddr(t)
-	spans := []time.Duration{6 * time.Second, 6 * time.Second, 3 * time.Second}
+	spans := []time.Duration{7 * time.Second, 7 * time.Second, 3 * time.Second}
 	rs := runCapChildren(t, addr, prefix(t), limit, ttl, spans)
 	began := slices.MinFunc(rs, func(a, b capReport) int { return int(a.Start - b.Start) }).Start
 	ms := func(unix int64) float64 { return float64(unix-began) / 1e6 }
@@ -154,9 +155,9 @@ func TestFleetCapMultiProcess(t *testing.T) {
 		t15, ok := reached(r, 15, exit)
 		d := time.Duration(t15 - exit)
 		t.Logf("%s: limit 15 %.0f ms after p3 exited", r.Name, d.Seconds()*1000)
-		if !ok || d > ttl+2*DefaultInterval+500*time.Millisecond || d < ttl-2*DefaultInterval {
+		if !ok || d > 2*ttl+2*DefaultInterval+500*time.Millisecond || d < 2*ttl-2*DefaultInterval {
 			t.Errorf("%s: limit 15 reached %v (%v) after p3 exited, want within [%v, %v]", r.Name, d, ok,
-				ttl-2*DefaultInterval, ttl+2*DefaultInterval+500*time.Millisecond)
+				2*ttl-2*DefaultInterval, 2*ttl+2*DefaultInterval+500*time.Millisecond)
 		}
 		if r.EndShare != 15 || r.EndLive != 2 {
 			t.Errorf("%s: ends with share %d of %d live, want 15 of 2", r.Name, r.EndShare, r.EndLive)

@@ -315,7 +315,8 @@ func TestGuardFleetCapAllocations(t *testing.T) {
 // The cap script, case by case, on a record set up by hand (times relative
 // to Redis's clock; HeartbeatTTL 1 s): the share, the remainder by id
 // order, the room the others leave, the hold of a young record, the floor
-// of 1, dead processes deleted, and what is recorded for the caller.
+// of 1, dead processes reserved for one more lifetime then deleted, fields
+// that are garbage or from the future deleted, and what is recorded.
 func TestCapScript(t *testing.T) {
 	c := newClient(t, redisAddr(t))
 	ctx := context.Background()
@@ -346,12 +347,15 @@ func TestCapScript(t *testing.T) {
 		{"no room yet", 2000, []rec{{"a", 10, 15}, {"b", 10, 15}}, "m", 1, 30, 1, 3, 1, nil},
 		{"some room", 2000, []rec{{"a", 10, 10}, {"b", 10, 15}}, "m", 1, 30, 5, 3, 5, nil},
 		{"shrinks to share, records held", 2000, []rec{{"a", 10, 1}}, "m", 30, 30, 15, 2, 30, nil},
-		{"dead deleted", 2000, []rec{{"a", 1000, 15}, {"b", 900, 5}, {"x", 5000, 1}}, "m", 10, 30, 15, 2, 15, []string{"a", "x"}},
+		{"dead reserved, then deleted", 2000, []rec{{"a", 1000, 15}, {"b", 900, 5}, {"x", 2000, 1}}, "m", 10, 30, 10, 2, 10, []string{"x"}},
 		{"garbage deleted", 2000, []rec{{"a", -1, 0}, {"b", 100, 10}}, "m", 10, 30, 15, 2, 15, []string{"a"}},
-		{"stale record restarts and holds", 5000, []rec{{"a", 1000, 15}, {"m", 1500, 15}}, "m", 15, 30, 15, 1, 15, []string{"a"}},
+		{"stale record restarts and holds", 5000, []rec{{"a", 1000, 15}, {"m", 1500, 15}}, "m", 15, 30, 15, 1, 15, nil},
 		{"own stale heartbeat restarts", 5000, []rec{{"m", 1000, 10}}, "m", 10, 30, 10, 1, 10, nil},
 		{"own fresh heartbeat does not", 5000, []rec{{"m", 100, 10}}, "m", 10, 30, 30, 1, 30, nil},
-		{"one fresh other does not", 5000, []rec{{"a", 1000, 10}, {"b", 100, 10}}, "m", 1, 30, 15, 2, 15, []string{"a"}},
+		{"one fresh other does not", 5000, []rec{{"a", 1000, 10}, {"b", 100, 10}}, "m", 1, 30, 10, 2, 10, nil},
+		{"ghost from the future deleted", 5000, []rec{{"m", 100, 10}, {"z", -2000, 1048576}}, "m", 10, 30, 30, 1, 30, []string{"z"}},
+		{"declared lifetime honoured", 5000, []rec{{"m", 100, 10}, {"a", 1500, 15}}, "m", 10, 30, 15, 2, 15, nil},
+		{"over KeyTTL deleted", 5000, []rec{{"m", 100, 10}, {"a", -1, 15}}, "m", 10, 30, 30, 1, 30, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := capKey(prefix(t), "g")
@@ -365,7 +369,12 @@ func TestCapScript(t *testing.T) {
 			}
 			for _, o := range tc.others {
 				v := strconv.FormatInt(ms-o.ago, 10) + " " + strconv.FormatInt(o.cap, 10)
-				if o.ago < 0 {
+				switch {
+				case tc.name == "declared lifetime honoured" && o.id == "a": // expires 1 s from now
+					v += " " + strconv.FormatInt(ms+1000, 10)
+				case tc.name == "over KeyTTL deleted" && o.id == "a": // a lifetime of 2 min
+					v = strconv.FormatInt(ms, 10) + " 15 " + strconv.FormatInt(ms+120000, 10)
+				case o.ago == -1:
 					v = "not a record"
 				}
 				c.HSet(ctx, key, o.id, v)
@@ -382,7 +391,8 @@ func TestCapScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			var seen, capped int64
-			if _, err := fmt.Sscanf(mine, "%d %d", &seen, &capped); err != nil || capped != tc.recorded || seen < ms || seen > ms+1000 {
+			var expires, limit int64
+			if _, err := fmt.Sscanf(mine, "%d %d %d %d", &seen, &capped, &expires, &limit); err != nil || expires != seen+ttl || limit != int64(tc.limit) || capped != tc.recorded || seen < ms || seen > ms+1000 {
 				t.Errorf("recorded %q (%v), want cap %d seen at about %d", mine, err, tc.recorded, ms)
 			}
 			for _, id := range tc.deleted {

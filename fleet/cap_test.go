@@ -119,7 +119,7 @@ func TestCollectorCap(t *testing.T) {
 	defer client.Close()
 	const help = `# HELP floodgate_fleet_limit_share Fleet-wide concurrency cap (Config.FleetLimit): the cap (calls in flight) the gate's limiter holds in this process, its share of FleetLimit as of its last successful sync (1 from Attach until the first; the last share while floodgate_fleet_shared is 0). Absent with the cap off or the gate not attached.
 # TYPE floodgate_fleet_limit_share gauge
-# HELP floodgate_fleet_live_processes Fleet-wide concurrency cap: the live processes (heartbeat younger than HeartbeatTTL, this one included) that divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.
+# HELP floodgate_fleet_live_processes Fleet-wide concurrency cap: the live processes (heartbeat within the lifetime it declared, HeartbeatTTL or more; this one included) that divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.
 # TYPE floodgate_fleet_live_processes gauge
 `
 	names := []string{"floodgate_fleet_limit_share", "floodgate_fleet_live_processes"}

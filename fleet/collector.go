@@ -59,7 +59,7 @@ func NewCollector(f *Fleet) (*Collector, error) {
 				"share while floodgate_fleet_shared is 0). Absent with the cap off or the gate not attached.",
 			[]string{"gate"}, labels),
 		live: prometheus.NewDesc("floodgate_fleet_live_processes",
-			"Fleet-wide concurrency cap: the live processes (heartbeat younger than HeartbeatTTL, this one included) that "+
+			"Fleet-wide concurrency cap: the live processes (heartbeat within the lifetime it declared, HeartbeatTTL or more; this one included) that "+
 				"divide the gate's FleetLimit, as this process counted them at its last successful sync; absent before the first.",
 			[]string{"gate"}, labels),
 		brState: prometheus.NewDesc("floodgate_fleet_breaker_state",

@@ -73,14 +73,18 @@ type Config struct {
 	// with at most FleetLimit processes.
 	FleetLimit int
 
-	// HeartbeatTTL is how long a process counts as live for the fleet-wide
-	// cap after its last successful sync: a process that exits (or stops
-	// reaching Redis) stops counting that long after, and the others then
-	// divide FleetLimit without it. It is also how long a new cap record
-	// (the first process of a fleet, after Redis lost its keys, or after
-	// no process reached Redis for HeartbeatTTL) keeps every share from
-	// growing. Used only with FleetLimit. Default 1 s, at
-	// least 3·Interval, at most KeyTTL; range [3·Interval, KeyTTL].
+	// HeartbeatTTL is the least lifetime a process declares for its
+	// heartbeat of the fleet-wide cap: it counts as live that long after
+	// its last successful sync (longer, 2·(Interval + its last round of
+	// syncs), if its rounds are slow), and its cap stays reserved for as
+	// long again; so a process that exits (or stops reaching Redis) stops
+	// counting a lifetime after, and the others divide its share a
+	// lifetime later. It is also how long a new cap record (the first
+	// process of a fleet, after Redis lost its keys, or after no process
+	// reached Redis for its lifetime) keeps every share from growing. Used
+	// only with FleetLimit. Default 1 s, at least 3·Interval, at most
+	// KeyTTL; range [3·Interval, KeyTTL]. Give every process of a gate the
+	// same Config (docs/fleet.md's failure modes).
 	HeartbeatTTL time.Duration
 
 	// Logger gets one line when the process falls back to local mode and

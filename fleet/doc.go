@@ -43,20 +43,23 @@
 // The fleet-wide concurrency cap (Config.FleetLimit, off by default; for
 // the gates given to [Fleet.Attach]): each sync also runs a third script
 // per attached gate, which records the process's heartbeat and the cap
-// its limiter holds (Redis's clock), forgets the processes not seen for
-// HeartbeatTTL, and grants the process its share of FleetLimit among the
-// n live ones (FleetLimit/n, the remainder to the first in id order), at
-// most what the others' recorded caps leave free; the process then caps
-// its limiter there
+// its limiter holds (Redis's clock) with the lifetime it declares
+// (HeartbeatTTL, longer if its rounds of syncs are slow), counts a
+// process live for its lifetime and keeps its cap reserved for one more
+// (then forgets it), and grants the process its share of FleetLimit
+// among the n live ones (FleetLimit/n, the remainder to the first in id
+// order), at most what the others' recorded caps (live or reserved)
+// leave free; the process then caps its limiter there
 // ([github.com/floodgate-go/floodgate/adaptive.Limiter.SetCap]), which
 // lowers the limit at once. A process raises its cap only after Redis
-// recorded it, and reports a lower one only after it applied it, so the caps of the live
-// processes sum to at most FleetLimit, plus 1 for each process that joined
-// within the last few intervals (Attach caps it at 1 until it gets a
-// share). When a process exits, the others divide its share after
-// HeartbeatTTL; when syncs fail, the limiter keeps its last share, and a
-// record no process reached for HeartbeatTTL holds every cap for
-// HeartbeatTTL once Redis answers again.
+// recorded it, and reports a lower one only after it applied it, so the
+// caps of the live processes sum to at most FleetLimit, plus 1 for each
+// process that joined within the last few intervals (Attach caps it at 1
+// until it gets a share), while every process reaches Redis at least
+// once every 2 lifetimes. When a process exits, the others divide its
+// share 2 lifetimes after its last sync; when syncs fail, the limiter
+// keeps its last share, and a record with no live field holds every cap
+// for a lifetime once Redis answers again.
 // [Fleet.Share] reads it.
 //
 // [NewCollector] exports the mode, the fallbacks, the fleet buckets, the

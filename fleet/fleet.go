@@ -63,7 +63,7 @@ type Fleet struct {
 	// Used by the sync goroutine only.
 	failing bool          // the last sync failed
 	pending <-chan result // a Redis call that timed out and has not returned yet
-	round   time.Duration // how long the last round of syncs (syncAll) took
+	round   time.Duration // the last round of syncs that succeeded, first gate to last (the cap's and the breaker's field lifetimes)
 }
 
 // gate is one named gate's local budget and its keys.

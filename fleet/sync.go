@@ -71,7 +71,6 @@ func (f *Fleet) syncAll() {
 		return
 	}
 	start := time.Now()
-	defer func() { f.round = time.Since(start) }()
 	for _, g := range gates {
 		err := f.syncGate(g)
 		if err == nil {
@@ -87,6 +86,7 @@ func (f *Fleet) syncAll() {
 			return
 		}
 	}
+	f.round = time.Since(start)
 	f.recovered()
 }
 
