@@ -45,9 +45,10 @@ func TestCapConfig(t *testing.T) {
 	}
 }
 
-// capFleet returns a Fleet on client with cfg and a gate named "g" of
-// its, attached, not started; closed at the test's end.
-func capFleet(t testing.TB, client redis.UniversalClient, cfg Config) (*Fleet, *floodgate.Gate) {
+// testFleet returns an unstarted Fleet on client with cfg (its Logger
+// discarding unless set) and the budget of gate "g", closed at the test's
+// end.
+func testFleet(t testing.TB, client redis.UniversalClient, cfg Config) (*Fleet, *retry.Budget) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = discard
@@ -61,6 +62,14 @@ func capFleet(t testing.TB, client redis.UniversalClient, cfg Config) (*Fleet, *
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, b
+}
+
+// capFleet returns a Fleet on client with cfg and a gate named "g" of
+// its, attached, not started; closed at the test's end.
+func capFleet(t testing.TB, client redis.UniversalClient, cfg Config) (*Fleet, *floodgate.Gate) {
+	t.Helper()
+	f, b := testFleet(t, client, cfg)
 	g, err := floodgate.New("g", floodgate.WithRetry(retry.Config{Budget: b}))
 	if err != nil {
 		t.Fatal(err)

@@ -15,19 +15,7 @@ import (
 // "g", closed at the test's end; the tests sync it by hand (syncAll).
 func newFleet(t *testing.T, client redis.UniversalClient, cfg Config) (*Fleet, *retry.Budget) {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = discard
-	}
-	f, err := New(client, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	b, err := f.Budget("g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, b
+	return testFleet(t, client, cfg)
 }
 
 // level returns the credits in the fleet bucket of gate "g" in Redis.
