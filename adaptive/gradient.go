@@ -50,7 +50,9 @@ const (
 // f the share of our calls the cut took away. If it fell by more than f/2
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
-// back to where it was before the first cut. Timeouts are the other
+// back to where it was before the first cut; if it doubled, the
+// downstream healed, and the experiment ends at once with the cut kept.
+// Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
@@ -71,7 +73,7 @@ const (
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut
+//	           limit back before the first cut; ≥ 2m: ends at once, cut kept
 //	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
 //	           limit and + max(1, limit/8)
 //
@@ -277,7 +279,14 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// limit in force takes (MinLimit may have clamped the cut); one that
 		// takes less than a tenth cannot tell: the cut is undone.
 		f := min(g.probe.cut, 1-est/g.probe.peak)
-		if f >= 0.1 && (g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(f*f)) {
+		// It ends early when the count reaches twice what the whole
+		// measurement expects (a window more, and one call): no queue of
+		// ours and no slower downstream doubles its throughput after a cut;
+		// the downstream healed, and a low rate before the cut (a timeout
+		// storm's last window) would otherwise be measured for tens of
+		// seconds (TestGradientExperimentEndsWhenHealed).
+		need := max(g.probe.rate*g.probe.rtt, 16/(f*f)) + g.probe.rate*g.lastDur + 1
+		if f >= 0.1 && g.probe.ok < 2*need && (g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(f*f)) {
 			return limit
 		}
 		g.probing = false
