@@ -5,7 +5,7 @@ import "time"
 // Scenario is one scripted run: the offered load, the downstream's
 // behaviour over time, and the moments the metrics are taken from.
 type Scenario struct {
-	// Name is the scenario's short name (S1..S16).
+	// Name is the scenario's short name (S1..S17).
 	Name string
 	// Title says what happens, for tables and plots.
 	Title string
@@ -121,7 +121,7 @@ func healthy(from time.Duration) Phase {
 	return Phase{From: from, Workers: 40, Service: LogNormal{Median: 50 * time.Millisecond, P99: 150 * time.Millisecond}}
 }
 
-// Scenarios returns S1..S16, the values both the tests and cmd/scenarios
+// Scenarios returns S1..S17, the values both the tests and cmd/scenarios
 // run.
 func Scenarios() []Scenario {
 	const s, ms = time.Second, time.Millisecond
@@ -263,6 +263,21 @@ func Scenarios() []Scenario {
 			Name: "S16", Title: "runaway limits (tripwire runaway-limits): 100 calls/s for 10 min, 12 workers, service 120 ms (p99 144 ms): the offered load is the capacity",
 			Seed: 16, Duration: 600 * s, Rate: flat(100), Saturated: true,
 			Phases: []Phase{constant(0, 12, 120*ms)},
+		},
+		// S17 is bench/real's HTTP timeline on a client pool of 50: a
+		// storm of timeouts (2.1 s answers, 2 s attempt timeout), 5 s
+		// healthy, then 300 ms answers that succeed: 50 calls in flight
+		// serve 166 calls/s of the 300 offered. The gap to the oracle is in
+		// the slow phase (25–35 s): after the storm the limit is a few
+		// calls, and it grows back from there once the experiment finds
+		// the 300 ms to be the downstream's new normal. Healthy seconds: 2–8
+		// s and from 40 s.
+		{
+			Name: "S17", Title: "timeouts, then a slowdown that succeeds: 300 calls/s, 50 workers (a client pool), service 1 ms; 2.1 s from 10 s to 20 s (attempts time out at 2 s), 1 ms to 25 s, 300 ms to 35 s, then 1 ms; attempt timeout, deadline and SLO 2 s",
+			Seed: 17, Duration: 45 * s, Rate: flat(300), Onset: 10 * s, Recovery: 35 * s,
+			AttemptTimeout: 2 * s, CallDeadline: 2 * s, SLO: 2 * s,
+			Phases: []Phase{constant(0, PoolSize, ms), constant(10*s, PoolSize, 2100*ms), constant(20*s, PoolSize, ms),
+				constant(25*s, PoolSize, 300*ms), constant(35*s, PoolSize, ms)},
 		},
 	}
 }
