@@ -50,9 +50,10 @@ const (
 // f the share of our calls the cut took away. If it fell by more than f/2
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
-// back to where it was before the first cut; if it doubled, the
-// downstream healed, and the experiment ends at once with the cut kept.
-// Timeouts are the other
+// back to where it was before the first cut (ssthresh too, unless r is ten
+// times the base or more: then ssthresh, a capacity in calls at the old
+// RTT, is forgotten); if it doubled, the downstream healed, and the
+// experiment ends at once with the cut kept. Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
@@ -73,7 +74,8 @@ const (
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut; ≥ 2m: ends at once, cut kept
+//	           limit back before the first cut, ssthresh too (forgotten if
+//	           r ≥ 10 × base); ≥ 2m: ends at once, cut kept
 //	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
 //	           limit and + max(1, limit/8)
 //
@@ -198,6 +200,18 @@ func (g *Gradient) set(v float64) int {
 // per round trip).
 const growthAbove = 1.0 / 8
 
+// forgetRise is the rise of the base, at a verdict of new normal, that
+// forgets ssthresh: an order of magnitude. Gates of a fleet that take
+// their shared queue for a new normal raise the base less: of 1,869
+// verdicts in S15 (10 seeds) and TestGradientFleetSharesQueue's fleet (24
+// seeds, both spreads), 97% rose it less than 6× and 3 by 10× or more;
+// those gates keep ssthresh and grow by ⅛ per RTT, as before. A slowdown
+// of the downstream itself rises it more (S11 21×, S17 309×, bench/real's
+// stalls and toxic 1,500× and more): those forget it and double per RTT.
+// 5× made S15's p99 worse over its 10 seeds (median 822 → 945 ms); 20×
+// measured the same as 10×.
+const forgetRise = 10
+
 // Update applies the Gradient rule to one window.
 func (g *Gradient) Update(limit int, w Window) int {
 	est := g.est.sync(limit)
@@ -302,8 +316,13 @@ func (g *Gradient) Update(limit int, w Window) int {
 		if f < 0.1 || r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
-			g.base = r
 			g.ssthresh = g.probe.ssthresh
+			if r >= forgetRise*g.base {
+				// Little's law: at this RTT the same throughput takes
+				// r/base times the calls; the old ssthresh says nothing.
+				g.ssthresh = 0
+			}
+			g.base = r
 			g.healthy = true
 			return g.set(max(est, g.probe.limit))
 		}

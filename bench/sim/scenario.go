@@ -267,11 +267,10 @@ func Scenarios() []Scenario {
 		// S17 is bench/real's HTTP timeline on a client pool of 50: a
 		// storm of timeouts (2.1 s answers, 2 s attempt timeout), 5 s
 		// healthy, then 300 ms answers that succeed: 50 calls in flight
-		// serve 166 calls/s of the 300 offered. The gap to the oracle is in
-		// the slow phase (25–35 s): after the storm the limit is a few
-		// calls, and it grows back from there once the experiment finds
-		// the 300 ms to be the downstream's new normal. Healthy seconds: 2–8
-		// s and from 40 s.
+		// serve 166 calls/s of the 300 offered. After the storm the limit is
+		// a few calls, and the slow phase (25–35 s) needs 50: it grows
+		// back once the experiment finds the 300 ms to be the downstream's
+		// new normal. Healthy seconds: 2–8 s and from 40 s.
 		{
 			Name: "S17", Title: "timeouts, then a slowdown that succeeds: 300 calls/s, 50 workers (a client pool), service 1 ms; 2.1 s from 10 s to 20 s (attempts time out at 2 s), 1 ms to 25 s, 300 ms to 35 s, then 1 ms; attempt timeout, deadline and SLO 2 s",
 			Seed: 17, Duration: 45 * s, Rate: flat(300), Onset: 10 * s, Recovery: 35 * s,
