@@ -50,10 +50,9 @@ const (
 // f the share of our calls the cut took away. If it fell by more than f/2
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
-// back to where it was before the first cut (ssthresh too, unless r is ten
-// times the base or more: then ssthresh, a capacity in calls at the old
-// RTT, is forgotten); if it doubled, the downstream healed, and the
-// experiment ends at once with the cut kept. Timeouts are the other
+// back to where it was before the first cut. A count that reaches twice
+// what the whole measurement expects ends it early, with the cut kept (the
+// verdict its end would reach). Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
@@ -74,8 +73,8 @@ const (
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut, ssthresh too (forgotten if
-//	           r ≥ 10 × base); ≥ 2m: ends at once, cut kept
+//	           limit back before the first cut; ≥ 2 × the count the
+//	           whole measurement expects: ends at once, cut kept
 //	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
 //	           limit and + max(1, limit/8)
 //
@@ -200,18 +199,6 @@ func (g *Gradient) set(v float64) int {
 // per round trip).
 const growthAbove = 1.0 / 8
 
-// forgetRise is the rise of the base, at a verdict of new normal, that
-// forgets ssthresh: an order of magnitude. Gates of a fleet that take
-// their shared queue for a new normal raise the base less: of 1,869
-// verdicts in S15 (10 seeds) and TestGradientFleetSharesQueue's fleet (24
-// seeds, both spreads), 97% rose it less than 6× and 3 by 10× or more;
-// those gates keep ssthresh and grow by ⅛ per RTT, as before. A slowdown
-// of the downstream itself rises it more (S11 21×, S17 309×, bench/real's
-// stalls and toxic 1,500× and more): those forget it and double per RTT.
-// 5× made S15's p99 worse over its 10 seeds (median 822 → 945 ms); 20×
-// measured the same as 10×.
-const forgetRise = 10
-
 // Update applies the Gradient rule to one window.
 func (g *Gradient) Update(limit int, w Window) int {
 	est := g.est.sync(limit)
@@ -294,11 +281,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// takes less than a tenth cannot tell: the cut is undone.
 		f := min(g.probe.cut, 1-est/g.probe.peak)
 		// It ends early when the count reaches twice what the whole
-		// measurement expects (a window more, and one call): no queue of
-		// ours and no slower downstream doubles its throughput after a cut;
-		// the downstream healed, and a low rate before the cut (a timeout
-		// storm's last window) would otherwise be measured for tens of
-		// seconds (TestGradientExperimentEndsWhenHealed).
+		// measurement expects (a window more, and one call): the end would
+		// not find a fall, and keeps the cut, so this is the same verdict
+		// sooner. After a timeout storm, whose last window makes the rate
+		// before the cut tiny, waiting took tens of seconds at a healed
+		// downstream (TestGradientExperimentEndsWhenHealed).
 		need := max(g.probe.rate*g.probe.rtt, 16/(f*f)) + g.probe.rate*g.lastDur + 1
 		if f >= 0.1 && g.probe.ok < 2*need && (g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(f*f)) {
 			return limit
@@ -316,13 +303,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 		if f < 0.1 || r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
-			g.ssthresh = g.probe.ssthresh
-			if r >= forgetRise*g.base {
-				// Little's law: at this RTT the same throughput takes
-				// r/base times the calls; the old ssthresh says nothing.
-				g.ssthresh = 0
-			}
 			g.base = r
+			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
 			return g.set(max(est, g.probe.limit))
 		}
