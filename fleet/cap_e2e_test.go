@@ -3,15 +3,9 @@
 package fleet
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -22,48 +16,12 @@ import (
 // once all have exited.
 func runCapChildren(t *testing.T, addr, prefix string, limit int, ttl time.Duration, spans []time.Duration) []capReport {
 	t.Helper()
-	type out struct {
-		stdout, stderr bytes.Buffer
-		err            error
-	}
-	outs := make([]*out, len(spans))
-	var wg sync.WaitGroup
+	envs := make([][]string, len(spans))
 	for i, span := range spans {
-		o := &out{}
-		outs[i] = o
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), childEnv+"="+fmt.Sprintf("p%d", i+1), childAddrEnv+"="+addr, childPrefix+"="+prefix,
-			capChildEnv+"="+fmt.Sprint(limit), capTTLEnv+"="+ttl.String(), childSpanEnv+"="+span.String())
-		cmd.Stdout, cmd.Stderr = &o.stdout, &o.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() { o.err = cmd.Wait() })
+		envs[i] = []string{childAddrEnv + "=" + addr, childPrefix + "=" + prefix,
+			capChildEnv + "=" + fmt.Sprint(limit), capTTLEnv + "=" + ttl.String(), childSpanEnv + "=" + span.String()}
 	}
-	wg.Wait()
-	var reports []capReport
-	for i, o := range outs {
-		if o.err != nil {
-			t.Fatalf("child %d: %v\n%s", i+1, o.err, o.stderr.String())
-		}
-		var r capReport
-		found := false
-		sc := bufio.NewScanner(&o.stdout)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			if line, ok := strings.CutPrefix(sc.Text(), childOutput); ok {
-				if err := json.Unmarshal([]byte(line), &r); err != nil {
-					t.Fatal(err)
-				}
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("child %d printed no report\n%s", i+1, o.stderr.String())
-		}
-		reports = append(reports, r)
-	}
-	return reports
+	return execChildren[capReport](t, envs, nil)
 }
 
 // capSums merges the processes' samples in time order and returns the

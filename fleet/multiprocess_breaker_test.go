@@ -3,16 +3,10 @@
 package fleet
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -29,16 +23,9 @@ type breakerChild struct {
 // and returns their reports and the begin time.
 func runBreakerChildren(t *testing.T, addr, prefix string, span, openFor time.Duration, specs []breakerChild) ([]breakerReport, time.Time) {
 	t.Helper()
-	type out struct {
-		stdout, stderr bytes.Buffer
-		err            error
-	}
 	begin := time.Now().Add(2 * time.Second)
-	outs := make([]*out, len(specs))
-	var wg sync.WaitGroup
+	envs := make([][]string, len(specs))
 	for i, sp := range specs {
-		o := &out{}
-		outs[i] = o
 		heal := int64(0)
 		if !sp.heal.IsZero() {
 			heal = sp.heal.UnixNano()
@@ -46,39 +33,12 @@ func runBreakerChildren(t *testing.T, addr, prefix string, span, openFor time.Du
 		if sp.heal.Equal(forever) {
 			heal = math.MaxInt64
 		}
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), childEnv+"="+fmt.Sprintf("p%d", i+1), childModeEnv+"=breaker",
-			childAddrEnv+"="+addr, childPrefix+"="+prefix, childSpanEnv+"="+span.String(),
-			childRateEnv+"="+fmt.Sprint(sp.rate), childBeginEnv+"="+fmt.Sprint(begin.UnixNano()),
-			childHealEnv+"="+fmt.Sprint(heal), childOpenForEnv+"="+openFor.String())
-		cmd.Stdout, cmd.Stderr = &o.stdout, &o.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() { o.err = cmd.Wait() })
+		envs[i] = []string{childModeEnv + "=breaker",
+			childAddrEnv + "=" + addr, childPrefix + "=" + prefix, childSpanEnv + "=" + span.String(),
+			childRateEnv + "=" + fmt.Sprint(sp.rate), childBeginEnv + "=" + fmt.Sprint(begin.UnixNano()),
+			childHealEnv + "=" + fmt.Sprint(heal), childOpenForEnv + "=" + openFor.String()}
 	}
-	wg.Wait()
-	var reports []breakerReport
-	for i, o := range outs {
-		if o.err != nil {
-			t.Fatalf("child %d: %v\n%s", i+1, o.err, o.stderr.String())
-		}
-		var r breakerReport
-		found := false
-		for sc := bufio.NewScanner(&o.stdout); sc.Scan(); {
-			if line, ok := strings.CutPrefix(sc.Text(), childOutput); ok {
-				if err := json.Unmarshal([]byte(line), &r); err != nil {
-					t.Fatal(err)
-				}
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("child %d printed no report\n%s", i+1, o.stderr.String())
-		}
-		reports = append(reports, r)
-	}
-	return reports, begin
+	return execChildren[breakerReport](t, envs, nil), begin
 }
 
 // forever is a heal time that never comes: the downstream always fails.

@@ -3,15 +3,9 @@
 package fleet
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -22,49 +16,12 @@ import (
 // started, if not nil, runs while they do.
 func runChildren(t *testing.T, addr, prefix string, n, calls int, span time.Duration, started func()) []childReport {
 	t.Helper()
-	type out struct {
-		stdout, stderr bytes.Buffer
-		err            error
-	}
-	outs := make([]*out, n)
-	var wg sync.WaitGroup
+	envs := make([][]string, n)
 	for i := range n {
-		o := &out{}
-		outs[i] = o
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), childEnv+"="+fmt.Sprintf("p%d", i+1), childAddrEnv+"="+addr, childPrefix+"="+prefix,
-			childCallsEnv+"="+fmt.Sprint(calls*(i+1)/n-calls*i/n), childSpanEnv+"="+span.String())
-		cmd.Stdout, cmd.Stderr = &o.stdout, &o.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() { o.err = cmd.Wait() })
+		envs[i] = []string{childAddrEnv + "=" + addr, childPrefix + "=" + prefix,
+			childCallsEnv + "=" + fmt.Sprint(calls*(i+1)/n-calls*i/n), childSpanEnv + "=" + span.String()}
 	}
-	if started != nil {
-		started()
-	}
-	wg.Wait()
-	var reports []childReport
-	for i, o := range outs {
-		if o.err != nil {
-			t.Fatalf("child %d: %v\n%s", i+1, o.err, o.stderr.String())
-		}
-		var r childReport
-		found := false
-		for sc := bufio.NewScanner(&o.stdout); sc.Scan(); {
-			if line, ok := strings.CutPrefix(sc.Text(), childOutput); ok {
-				if err := json.Unmarshal([]byte(line), &r); err != nil {
-					t.Fatal(err)
-				}
-				found = true
-			}
-		}
-		if !found {
-			t.Fatalf("child %d printed no report\n%s", i+1, o.stderr.String())
-		}
-		reports = append(reports, r)
-	}
-	return reports
+	return execChildren[childReport](t, envs, started)
 }
 
 // table renders the children's reports.
