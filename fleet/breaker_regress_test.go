@@ -37,25 +37,6 @@ func (h brkLatency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	return next
 }
 
-// brkFailHook fails every command while armed: Redis unreachable for one
-// process only.
-type brkFailHook struct{ armed atomic.Bool }
-
-func (h *brkFailHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *brkFailHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.armed.Load() {
-			err := errors.New("ra: unreachable")
-			cmd.SetErr(err)
-			return err
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h *brkFailHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // Defect 1 of the review (was TestRABreakerProberStaleWindow in review-attack).
 // A process back from local mode (it does not know the generation, so its
 // window is not emptied at the change) that takes the probe lease
@@ -75,7 +56,7 @@ func TestBreaker1ReturningProberKeepsHalfOpen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := redisAddr(t)
-			h := &brkFailHook{}
+			h := &failHook{}
 			pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 			pc.AddHook(h)
 			t.Cleanup(func() { pc.Close() })
@@ -124,7 +105,7 @@ func TestBreaker1ReturningProberKeepsHalfOpen(t *testing.T) {
 // half-open generation at its second sync, and the fleet closes.
 func TestBreaker1ReturningNonProberKeepsHalfOpen(t *testing.T) {
 	addr := redisAddr(t)
-	h := &brkFailHook{}
+	h := &failHook{}
 	pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	pc.AddHook(h)
 	t.Cleanup(func() { pc.Close() })
@@ -171,7 +152,7 @@ func TestBreaker2MinorityCannotOpenAtFirstSync(t *testing.T) {
 			name = "after-outage"
 		}
 		t.Run(name, func(t *testing.T) {
-			hp, hq := &brkFailHook{}, &brkFailHook{}
+			hp, hq := &failHook{}, &failHook{}
 			pc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 			pc.AddHook(hp)
 			qc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})

@@ -10,9 +10,7 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,25 +233,6 @@ func TestCap5MixedFleetLimit(t *testing.T) {
 	}
 }
 
-// capFailHook fails every command while armed: Redis unreachable for one
-// process only.
-type capFailHook struct{ armed atomic.Bool }
-
-func (h *capFailHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *capFailHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.armed.Load() {
-			err := errors.New("cap test: unreachable")
-			cmd.SetErr(err)
-			return err
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h *capFailHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // Redis down for both processes for a little under HeartbeatTTL, both
 // back within 10 ms of each other (docs/fleet.md: the bound holds
 // "provided every process reaches Redis again within HeartbeatTTL of the
@@ -263,7 +242,7 @@ func (h *capFailHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // all 30 while B holds 15.
 func TestCap4OutageUnderTTLKeepsSum(t *testing.T) {
 	addr := redisAddr(t)
-	ha, hb := &capFailHook{}, &capFailHook{}
+	ha, hb := &failHook{}, &failHook{}
 	ac := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	ac.AddHook(ha)
 	bcl := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
