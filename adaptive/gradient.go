@@ -51,8 +51,9 @@ const (
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
 // back to where it was before the first cut. A count that reaches twice
-// what the whole measurement expects ends it early, with the cut kept (the
-// verdict its end would reach). Timeouts are the other
+// what the whole measurement expects ends it early and undoes the cut too:
+// more calls per second after a cut than before fits neither case, so
+// whatever raised the RTT has gone (a heal). Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
@@ -74,7 +75,7 @@ const (
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut; ≥ 2 × the count the
-//	           whole measurement expects: ends at once, cut kept
+//	           whole measurement expects: ends at once, limit back
 //	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
 //	           limit and + max(1, limit/8)
 //
@@ -281,16 +282,26 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// takes less than a tenth cannot tell: the cut is undone.
 		f := min(g.probe.cut, 1-est/g.probe.peak)
 		// It ends early when the count reaches twice what the whole
-		// measurement expects (a window more, and one call): the end would
-		// not find a fall, and keeps the cut, so this is the same verdict
-		// sooner. After a timeout storm, whose last window makes the rate
-		// before the cut tiny, waiting took tens of seconds at a healed
-		// downstream (TestGradientExperimentEndsWhenHealed).
+		// measurement expects (a window more, and one call). After a timeout
+		// storm, whose last window makes the rate before the cut tiny,
+		// waiting took tens of seconds at a healed downstream
+		// (TestGradientExperimentEndsWhenHealed).
 		need := max(g.probe.rate*g.probe.rtt, 16/(f*f)) + g.probe.rate*g.lastDur + 1
 		if f >= 0.1 && g.probe.ok < 2*need && (g.probe.dur < g.probe.rtt || g.probe.rate*g.probe.dur < 16/(f*f)) {
 			return limit
 		}
 		g.probing = false
+		if g.probe.ok >= 2*need {
+			// Twice the calls per second after the cut: neither a queue of
+			// ours (as many) nor a slower downstream (fewer), so what raised
+			// the RTT has gone, and the cut, taken on it, is undone; the
+			// base stays. Keeping the cut kept an ssthresh of 1–2 after a
+			// heal, and the limit then grew by one per RTT in the slowdown
+			// that followed (TestGradientStormHealSlowdown).
+			g.ssthresh = g.probe.ssthresh
+			g.healthy = true
+			return g.set(max(est, g.probe.limit))
+		}
 		// Little's law: a downstream that our calls queue at serves as many
 		// calls per second after a cut that took a share f of them away; one
 		// that we do not queue at serves a share f fewer. A throughput that
