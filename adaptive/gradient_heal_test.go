@@ -1,7 +1,7 @@
 package adaptive
 
 import (
-	"sync"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -95,39 +95,27 @@ func TestGradientExperimentEndsWhenHealed(t *testing.T) {
 // timeouts) to the 90 calls in flight that 300 calls/s need at 300 ms.
 func TestGradientStormHealSlowdown(t *testing.T) {
 	const ms = time.Millisecond
-	const heal, slow = 15 * time.Second, 20 * time.Second
+	const heal = 15 * time.Second
+	storm := func(at time.Duration, _ *rand.Rand) (time.Duration, Outcome) {
+		switch {
+		case at < 5*time.Second:
+			return ms, Success
+		case at+2*time.Second <= heal:
+			return 2 * time.Second, Drop
+		}
+		return heal - at, Success // answered at the heal
+	}
+	after := func(at time.Duration, _ *rand.Rand) (time.Duration, Outcome) {
+		if at < 3*time.Second {
+			return ms, Success
+		}
+		return 300 * ms, Success
+	}
 	synctest.Test(t, func(t *testing.T) {
 		l, _ := newGradientLimiter(t, Config{})
-		start := time.Now()
-		var wg sync.WaitGroup
-		var arr []arrival
-		for at := time.Duration(0); at < slow+10*time.Second; at = time.Since(start) {
-			d, o := 300*ms, Success
-			switch {
-			case at < 5*time.Second || at >= heal && at < slow:
-				d = ms
-			case at < heal && at+2*time.Second <= heal:
-				d, o = 2*time.Second, Drop
-			case at < heal:
-				d = heal - at // answered at the heal
-			}
-			if at < heal || at >= heal+2*time.Second { // the breaker's 2 s
-				ok := l.Acquire()
-				arr = append(arr, arrival{at: at, limit: l.Limit(), shed: !ok})
-				if ok {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						s := time.Now()
-						time.Sleep(d)
-						l.Release(s, time.Since(s), o)
-					}()
-				}
-			}
-			time.Sleep(time.Second / 300)
-		}
-		wg.Wait()
-		s := summarize(arr, slow)
+		advRun(l, 300, heal, 0, storm) // returns at the heal: every call has ended by then
+		time.Sleep(2 * time.Second)    // the breaker's 2 s: no call reaches the limiter
+		s := summarize(advRun(l, 300, 13*time.Second, 0, after), 3*time.Second)
 		share := float64(s.shed) / float64(s.all)
 		t.Logf("10 s at 300 ms after the heal: %d of %d shed (%.1f%%), limit %d–%d", s.shed, s.all, 100*share, s.minLim, s.maxLim)
 		if share > 0.5 {
