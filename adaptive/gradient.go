@@ -51,9 +51,10 @@ const (
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
 // back to where it was before the first cut. A count that reaches twice
-// what the whole measurement expects ends it early and undoes the cut too:
-// more calls per second after a cut than before fits neither case, so
-// whatever raised the RTT has gone (a heal). Timeouts are the other
+// what the whole measurement expects ends it early: with the cut limit
+// less than half used, whatever raised the RTT has gone (a heal) and the
+// cut is undone too; else the cut stands (our concurrency made the
+// downstream thrash). Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
@@ -76,6 +77,7 @@ const (
 //	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
+//	           if the cut limit is less than half used, else cut kept
 //	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
 //	           limit and + max(1, limit/8)
 //
@@ -291,13 +293,16 @@ func (g *Gradient) Update(limit int, w Window) int {
 			return limit
 		}
 		g.probing = false
-		if g.probe.ok >= 2*need {
-			// Twice the calls per second after the cut: neither a queue of
-			// ours (as many) nor a slower downstream (fewer), so what raised
-			// the RTT has gone, and the cut, taken on it, is undone; the
-			// base stays. Keeping the cut kept an ssthresh of 1–2 after a
-			// heal, and the limit then grew by one per RTT in the slowdown
-			// that followed (TestGradientStormHealSlowdown).
+		if g.probe.ok >= 2*need && little < est/2 {
+			// Twice the calls per second after the cut, with the cut limit
+			// less than half used: neither a queue of ours (as many) nor a
+			// slower downstream (fewer), so what raised the RTT has gone (a
+			// heal), and the cut, taken on it, is undone; the base stays.
+			// Keeping the cut kept an ssthresh of 1–2 after a heal, and the
+			// limit then grew by one per RTT in the slowdown that followed
+			// (TestGradientStormHealSlowdown). With the cut limit in use,
+			// twice the throughput is a downstream that our concurrency
+			// made thrash, and the cut stands (TestGradientCollapseKeepsCut).
 			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
 			return g.set(max(est, g.probe.limit))
