@@ -142,7 +142,7 @@ func startSentinel(t *testing.T) (string, string) {
 // processes' worth) attach one gate each, divide a FleetLimit of 10 and
 // share the gate's budget; every one of the gate's keys (budget, syncs,
 // breaker, cap) lands in one cluster slot (its hash tag), and no sync
-// fails.
+// fails but by its timeout.
 func TestTopologies(t *testing.T) {
 	cases := []struct {
 		name string
@@ -163,6 +163,7 @@ func TestTopologies(t *testing.T) {
 			name := "topology"
 			var fleets []*Fleet
 			var gates []*floodgate.Gate
+			var logs [2]logErrs
 			for i := range 2 {
 				client := redis.NewUniversalClient(opts)
 				t.Cleanup(func() { client.Close() })
@@ -179,7 +180,7 @@ func TestTopologies(t *testing.T) {
 					}
 				}
 				f, err := New(client, Config{Prefix: p, Interval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond,
-					FleetLimit: 10, HeartbeatTTL: 300 * time.Millisecond})
+					FleetLimit: 10, HeartbeatTTL: 300 * time.Millisecond, Logger: logs[i].logger()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -252,9 +253,20 @@ func TestTopologies(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
+			// No sync failed but by its 50 ms timeout, which a loaded
+			// machine (CI under -race) can miss: a CROSSSLOT or a failover
+			// error would fail one.
+			waitShared()
 			for i, f := range fleets {
-				if f.State() != Shared || f.Fallbacks() != 0 {
-					t.Errorf("fleet %d: state %v, fallbacks %d; want shared, 0 (a CROSSSLOT or a failover error would fail a sync)", i, f.State(), f.Fallbacks())
+				for _, err := range logs[i].all() {
+					if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errPending) {
+						t.Errorf("fleet %d: a sync failed with %v; want none but timeouts", i, err)
+					} else {
+						t.Logf("fleet %d: a sync timed out (%v): local mode until the next one", i, err)
+					}
+				}
+				if got := uint64(len(logs[i].all())); f.Fallbacks() != got {
+					t.Errorf("fleet %d: fallbacks %d, but %d logged", i, f.Fallbacks(), got)
 				}
 			}
 			if c.name != "cluster" {
