@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -302,4 +304,35 @@ func TestTopologies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logErrs keeps the "err" attribute of each log record it is given: the
+// error of a sync that began a stretch of local mode.
+type logErrs struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *logErrs) logger() *slog.Logger { return slog.New(l) }
+
+func (l *logErrs) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logErrs) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			l.mu.Lock()
+			l.errs = append(l.errs, err)
+			l.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+func (l *logErrs) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logErrs) WithGroup(string) slog.Handler      { return l }
+
+// all returns the errors kept so far.
+func (l *logErrs) all() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
 }
