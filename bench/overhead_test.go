@@ -116,7 +116,7 @@ var successCases = []overheadCase{
 	{name: "failsafe-go", build: func(_ testing.TB, fn func(context.Context) error) func() error {
 		ctx := context.Background()
 		lim := adaptivelimiter.NewBuilder[any]().WithLimits(limitFloor, 200, limitFloor).Build()
-		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultMaxOpenFor))
 		run := func() error { return fn(ctx) }
 		return func() error { return ex.Run(run) }
 	}},
@@ -126,7 +126,7 @@ var successCases = []overheadCase{
 		// RunWithExecution copies the execution for fn.
 		ctx := context.Background()
 		lim := adaptivelimiter.NewBuilder[any]().WithLimits(limitFloor, 200, limitFloor).Build()
-		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultMaxOpenFor))
 		run := func(e failsafe.Execution[any]) error { return fn(e.Context()) }
 		return func() error { return ex.WithContext(ctx).RunWithExecution(run) }
 	}},
@@ -166,7 +166,7 @@ var shedCases = []overheadCase{
 		if _, ok := lim.TryAcquirePermit(); !ok { // hold the only permit
 			tb.Fatal("failsafe-go: no permit to hold")
 		}
-		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultOpenFor))
+		ex := newFailsafe(lim, newFailsafeBreaker(breaker.DefaultMaxOpenFor))
 		run := func() error { return fn(ctx) }
 		return func() error { return ex.Run(run) }
 	}},

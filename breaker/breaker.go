@@ -13,10 +13,11 @@
 // answered).
 //
 // Open, [Breaker.Allow] refuses every call at once with [ErrOpen] for
-// OpenFor; [Breaker.RetryIn] says how long is left. Then the breaker is
-// half-open: it admits Probes calls. It closes after Probes consecutive
-// successes that are not slow, and opens again on the first failure or slow
-// call. A probe that has not reported back within ProbeLease is given up, so
+// OpenFor after a trip from closed, and for twice its last open time (at
+// most MaxOpenFor) after failed probes; [Breaker.RetryIn] says how long is
+// left. Then the breaker is half-open: it admits Probes calls. It closes
+// after Probes consecutive successes that are not slow, and opens again on
+// the first failure or slow call. A probe that has not reported back within ProbeLease is given up, so
 // a probe that hangs cannot keep the breaker half-open for ever.
 //
 // Cost on the closed path: two atomic loads to admit a call (the hold, then
@@ -124,7 +125,9 @@ type Breaker struct {
 	slow                 time.Duration
 	minCalls             int64
 	failRatio, slowRatio float64
-	openFor, lease       time.Duration
+	openFor, maxOpenFor  time.Duration
+	lease                time.Duration
+	opened               time.Duration // the last open time; under gobreaker's mutex
 	probesMu             sync.Mutex
 	probes               []*probe // half-open probes of generation probesGen
 	probesGen            uint64
@@ -162,17 +165,18 @@ func New(name string, cfg Config) (*Breaker, error) {
 		return nil, err
 	}
 	b := &Breaker{
-		name:      name,
-		cfg:       cfg,
-		base:      time.Now(),
-		win:       newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
-		slow:      cfg.SlowCall,
-		minCalls:  int64(cfg.MinCalls),
-		failRatio: cfg.FailureRatio,
-		slowRatio: cfg.SlowRatio,
-		openFor:   cfg.OpenFor,
-		lease:     cfg.ProbeLease,
-		onChange:  cfg.OnStateChange,
+		name:       name,
+		cfg:        cfg,
+		base:       time.Now(),
+		win:        newRolling(cfg.Buckets, int64(cfg.Window)/int64(cfg.Buckets)),
+		slow:       cfg.SlowCall,
+		minCalls:   int64(cfg.MinCalls),
+		failRatio:  cfg.FailureRatio,
+		slowRatio:  cfg.SlowRatio,
+		openFor:    cfg.OpenFor,
+		maxOpenFor: cfg.MaxOpenFor,
+		lease:      cfg.ProbeLease,
+		onChange:   cfg.OnStateChange,
 	}
 	if b.onChange != nil {
 		b.events = make(chan transition, queuedChanges)
@@ -180,7 +184,7 @@ func New(name string, cfg Config) (*Breaker, error) {
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:          name,
 		MaxRequests:   uint32(cfg.Probes),
-		Timeout:       cfg.OpenFor,
+		Timeout:       cfg.OpenFor, // the shortest open; allow and State hold a longer one
 		ReadyToTrip:   b.readyToTrip,
 		OnStateChange: b.changed,
 		IsSuccessful:  func(err error) bool { return err == nil },
@@ -240,8 +244,12 @@ func (b *Breaker) allowHeld(h int64) (Permit, error) {
 func (b *Breaker) allow() (Permit, error) {
 	// a permit taken as the breaker leaves closed carries the closed
 	// generation, and Done then does not count it
-	if st, gen := b.snapshot(); st == Closed {
+	st, gen := b.snapshot()
+	if st == Closed {
 		return Permit{gen: gen, closed: true}, nil
+	}
+	if st == Open && int64(time.Since(b.base)) <= b.openUntil.Load() {
+		return Permit{}, ErrOpen // gobreaker's timer (OpenFor) may be shorter
 	}
 	done, err := b.cb.Allow()
 	if err != nil && errors.Is(err, gobreaker.ErrTooManyRequests) && b.reclaimProbe() {
@@ -343,7 +351,14 @@ func (b *Breaker) tripping() bool {
 func (b *Breaker) changed(_ string, from, to gobreaker.State) {
 	f, t := fromGobreaker(from), fromGobreaker(to)
 	if t == Open {
-		b.openUntil.Store(int64(time.Since(b.base) + b.openFor))
+		// OpenFor after a trip from closed; after failed probes, twice the
+		// last open time, at most MaxOpenFor.
+		if f == HalfOpen {
+			b.opened = min(2*b.opened, b.maxOpenFor)
+		} else {
+			b.opened = b.openFor
+		}
+		b.openUntil.Store(int64(time.Since(b.base) + b.opened))
 	}
 	if t == Closed {
 		b.win.reset()
@@ -444,7 +459,10 @@ func (b *Breaker) reclaimProbe() bool {
 // State returns the breaker's state now. It is safe to call from the
 // OnStateChange callback.
 func (b *Breaker) State() State {
-	return fromGobreaker(b.cb.State()) // moves open to half-open once OpenFor has passed
+	if b.state() == Open && int64(time.Since(b.base)) <= b.openUntil.Load() {
+		return Open // gobreaker's timer (OpenFor) may be shorter than this open time
+	}
+	return fromGobreaker(b.cb.State()) // moves open to half-open once its timer has passed
 }
 
 // OpenAt reports whether the breaker is open at t (a time from [time.Now]),
@@ -459,7 +477,7 @@ func (b *Breaker) OpenAt(t time.Time) bool {
 }
 
 // RetryIn returns how long until the breaker lets a call through again: the
-// rest of OpenFor while open, the shortest probe lease left while half-open
+// rest of the open time while open, the shortest probe lease left while half-open
 // with every probe out, and 0 otherwise; while held open with its probe
 // allowance spent, at least the rest of the hold.
 func (b *Breaker) RetryIn() time.Duration {

@@ -36,9 +36,22 @@ type Config struct {
 	// [0.001, 1].
 	SlowRatio float64
 
-	// OpenFor is how long the breaker stays open before it lets probes
-	// through (half-open). Default 2 s; range [1 ms, 1 h].
+	// OpenFor is how long the breaker stays open after a trip from closed
+	// before it lets probes through (half-open). Each time the probes fail
+	// and it opens again, it stays open twice as long as the last time, up
+	// to MaxOpenFor; closing starts again from OpenFor. A short first open
+	// costs little when a trip comes late, from calls that failed before a
+	// heal; the doubling keeps a long outage probed as rarely as
+	// MaxOpenFor (resilience4j's exponential wait in the open state, and
+	// Envoy's outlier ejection time that grows with each ejection).
+	// Default 250 ms; range [1 ms, 1 h].
 	OpenFor time.Duration
+
+	// MaxOpenFor is the longest the breaker stays open at a time. Zero
+	// selects DefaultMaxOpenFor (2 s) when OpenFor is zero too, and
+	// OpenFor when it is set: an OpenFor set alone is a fixed open time.
+	// Range [OpenFor, 1 h].
+	MaxOpenFor time.Duration
 
 	// Probes is how many calls half-open admits; it closes after that many
 	// consecutive successes (none slow) and opens again on the first failure
@@ -75,7 +88,8 @@ const (
 	DefaultFailureRatio = 0.5
 	DefaultSlowCall     = time.Second
 	DefaultSlowRatio    = 0.8
-	DefaultOpenFor      = 2 * time.Second
+	DefaultOpenFor      = 250 * time.Millisecond
+	DefaultMaxOpenFor   = 2 * time.Second
 	DefaultProbes       = 3
 	DefaultProbeLease   = 10 * time.Second
 )
@@ -98,6 +112,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SlowRatio == 0 {
 		c.SlowRatio = DefaultSlowRatio
+	}
+	if c.MaxOpenFor == 0 {
+		c.MaxOpenFor = c.OpenFor
+		if c.OpenFor == 0 {
+			c.MaxOpenFor = DefaultMaxOpenFor
+		}
 	}
 	if c.OpenFor == 0 {
 		c.OpenFor = DefaultOpenFor
@@ -125,6 +145,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("breaker: SlowRatio must be in [0.001, 1], got %v", c.SlowRatio)
 	case c.OpenFor < time.Millisecond || c.OpenFor > time.Hour:
 		return c, fmt.Errorf("breaker: OpenFor must be in [1ms, 1h], got %v", c.OpenFor)
+	case c.MaxOpenFor < c.OpenFor || c.MaxOpenFor > time.Hour:
+		return c, fmt.Errorf("breaker: MaxOpenFor must be in [OpenFor=%v, 1h], got %v", c.OpenFor, c.MaxOpenFor)
 	case c.Probes < 1 || c.Probes > 1000:
 		return c, fmt.Errorf("breaker: Probes must be in [1, 1000], got %d", c.Probes)
 	case c.ProbeLease < time.Millisecond || c.ProbeLease > time.Hour:

@@ -23,10 +23,10 @@ import (
 // "process gen", PX ProbeLease. A key of the wrong type is dropped, and a
 // field that is not a decimal integer of at most 15 characters (Lua's
 // tonumber takes "nan", "inf", "1e300") counts as missing, so a corrupted
-// key heals; an until past now + OpenFor is cut to it.
+// key heals; an until past now + MaxOpenFor is cut to it.
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
-// failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 OpenFor (ms),
+// failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 MaxOpenFor (ms),
 // 10 Probes, 11 ProbeLease (ms), 12 freshness (ms: how long these
 // counts count), 13 KeyTTL (ms).
 //
@@ -176,7 +176,7 @@ func (f *Fleet) syncBreaker(g *gate) error {
 	}
 	args := []any{f.id, gen, c.Calls, c.Failures, c.Slow, cfg.MinCalls,
 		strconv.FormatFloat(cfg.FailureRatio, 'g', -1, 64), strconv.FormatFloat(cfg.SlowRatio, 'g', -1, 64),
-		cfg.OpenFor.Milliseconds(), cfg.Probes, max(cfg.ProbeLease.Milliseconds(), 1),
+		cfg.MaxOpenFor.Milliseconds(), cfg.Probes, max(cfg.ProbeLease.Milliseconds(), 1),
 		f.freshness().Milliseconds(), f.s.KeyTTL.Milliseconds()}
 	v, err := f.do(9, func(ctx context.Context) *redis.Cmd {
 		return breakerScript.Run(ctx, f.client, g.brk.keys, args...)

@@ -96,7 +96,7 @@ type failsafeCaller struct {
 // newFailsafe builds the failsafe-go contender: failsafe-go's defaults (no
 // backoff, budget.New(), the adaptive limiter's defaults) but for the
 // breaker, which takes floodgate's thresholds (50% failures of at least 20
-// calls in 10 s, 3 probes, breaker.DefaultOpenFor open) and ignores the
+// calls in 10 s, 3 probes, a fixed breaker.DefaultMaxOpenFor open) and ignores the
 // limiter's rejections, and no retry of its own refusals or of a permanent
 // error; the same choices as bench/sim's newFailsafe, which says why.
 func newFailsafe(permanent func(error) bool) *failsafeCaller {
@@ -107,7 +107,7 @@ func newFailsafe(permanent func(error) bool) *failsafeCaller {
 		Build()
 	cb := circuitbreaker.NewBuilder[any]().
 		WithFailureRateThreshold(0.5, 20, 10*time.Second).
-		WithDelay(breaker.DefaultOpenFor).
+		WithDelay(breaker.DefaultMaxOpenFor).
 		WithSuccessThreshold(3).
 		HandleIf(func(_ any, err error) bool {
 			return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) && !permanent(err)

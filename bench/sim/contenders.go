@@ -197,8 +197,9 @@ type failsafeCaller struct {
 // floodgate, everything else at failsafe-go's defaults (no backoff,
 // budget.New(), the adaptive limiter's defaults):
 //   - the breaker: floodgate's thresholds (50% failures of at least 20
-//     calls in 10 s, 3 probes) and its default open time
-//     (breaker.DefaultOpenFor), instead of failsafe-go's default (open
+//     calls in 10 s, 3 probes) and its longest open time as a fixed one
+//     (breaker.DefaultMaxOpenFor, 2 s; floodgate's opens for 250 ms first
+//     and doubles on each failed probe), instead of failsafe-go's default (open
 //     after one failure, for one minute), which would turn any error rate
 //     into an outage; like floodgate's, it does not count the limiter's
 //     rejections as failures (by default it counts every error, and opens
@@ -223,7 +224,7 @@ func newFailsafe(timeout time.Duration) *failsafeCaller {
 		Build()
 	cb := circuitbreaker.NewBuilder[any]().
 		WithFailureRateThreshold(0.5, 20, 10*time.Second).
-		WithDelay(breaker.DefaultOpenFor).
+		WithDelay(breaker.DefaultMaxOpenFor).
 		WithSuccessThreshold(3).
 		HandleIf(func(_ any, err error) bool { return err != nil && !errors.Is(err, adaptivelimiter.ErrExceeded) }).
 		Build()

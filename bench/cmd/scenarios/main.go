@@ -117,9 +117,10 @@ func run(t *testing.T, docs string) {
 }
 
 // phaseSweep runs S3 with the outage ending at 58 to 64 s, for floodgate
-// and failsafe-go: both breakers stay open breaker.DefaultOpenFor (2 s) at a time, so which one
-// recovers first depends on where the end of the outage falls in its
-// open-probe cycle. It returns a Markdown table.
+// and failsafe-go: failsafe-go's breaker stays open 2 s at a time
+// (breaker.DefaultMaxOpenFor), floodgate's 250 ms first and twice as long
+// on each failed probe up to 2 s, so which one recovers first depends on
+// where the end of the outage falls in its open-probe cycle. It returns a Markdown table.
 func phaseSweep(t *testing.T) string {
 	var sc sim.Scenario
 	for _, s := range sim.Scenarios() {
