@@ -27,9 +27,13 @@
 // closed, calls are admitted from the mirror and counted in the window
 // without entering gobreaker; a failed or slow call that brings the window
 // to a trip is then passed to gobreaker, whose ReadyToTrip reads the same
-// window and opens it. Open and half-open calls go through gobreaker's
-// two-step Allow and done (its mutex, two clock reads and a 48 B closure),
-// which owns the open timer and the probe count.
+// window and opens it. An open call is refused at one clock read until the
+// open time ends (gobreaker's own timer is OpenFor, the shortest; a
+// report that arrives while open is stale and is not handed to it, which
+// would run that timer); the first call after it and half-open calls go
+// through gobreaker's two-step Allow and done (its mutex, two clock reads
+// and a 48 B closure), which owns the move to half-open and the probe
+// count.
 //
 // # Held open from outside
 //
@@ -298,6 +302,12 @@ func (b *Breaker) Done(p Permit, o Outcome, rtt time.Duration, end time.Time) {
 	if o != Ignore && p.gen == b.gen() {
 		b.win.add(int64(end.Sub(b.base)), o == Failure, slow)
 	}
+	if b.state() == Open {
+		// No permit of an open generation exists, so this one is stale; and
+		// gobreaker, handed it, would run its own timer (OpenFor) first and
+		// cut a longer open short.
+		return
+	}
 	p.done(verdict)
 }
 
@@ -318,6 +328,9 @@ func (b *Breaker) doneClosed(p Permit, o Outcome, rtt time.Duration, end time.Ti
 // that it asks readyToTrip and opens. If the breaker has left gen (another
 // call tripped it), the admission is handed back unused.
 func (b *Breaker) trip(gen uint64) {
+	if b.state() != Closed {
+		return // open already (and gobreaker's Allow would run its timer)
+	}
 	done, err := b.cb.Allow()
 	if err != nil {
 		return // open already
@@ -494,13 +507,25 @@ func (b *Breaker) retryIn(now int64) time.Duration {
 	case Open:
 		return time.Duration(max(b.openUntil.Load()-now, 0))
 	case HalfOpen:
+		// The probes of this half-open period that have not reported: with
+		// fewer than Probes out, a call is let through now.
 		b.probesMu.Lock()
 		defer b.probesMu.Unlock()
-		left := int64(-1)
+		if b.probesGen != b.gen() {
+			return 0 // none leased yet in this period
+		}
+		out, left := 0, int64(-1)
 		for _, p := range b.probes {
+			if p.claimed.Load() {
+				continue
+			}
+			out++
 			if d := p.expires - now; left < 0 || d < left {
 				left = d
 			}
+		}
+		if out < b.cfg.Probes {
+			return 0
 		}
 		return time.Duration(max(left, 0))
 	}

@@ -72,3 +72,105 @@ func TestOpenTimeBacksOff(t *testing.T) {
 		})
 	}
 }
+
+// A probe of a failed half-open that reports late (another probe failed
+// first and reopened the breaker) does not end the longer open: handed to
+// gobreaker, whose own timer is OpenFor, it moved the breaker to half-open
+// early. Found by review; each row's open times, one probe failing at once
+// and a second one reporting late in each half-open, before the fix and
+// after.
+//
+//	| Probes | late report after | open times before the fix       | after                     |
+//	|--:|--:|---|---|
+//	| 3 (default) | 300 ms | 251, 301, 301, 300, 301 ms      | 251, 501, 1,001, 2,001, 2,001 ms |
+//	| 2 | 150 ms (OpenFor 100 ms, MaxOpenFor 1 s) | 101, 151 ms | 101, 201 ms |
+func TestLateProbeReportKeepsOpen(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		late time.Duration
+		want []time.Duration
+	}{
+		{"defaults", Config{}, 300 * ms, []time.Duration{250 * ms, 500 * ms, time.Second, 2 * time.Second, 2 * time.Second}},
+		{"Probes 2", Config{Probes: 2, OpenFor: 100 * ms, MaxOpenFor: time.Second}, 150 * ms, []time.Duration{100 * ms, 200 * ms, 400 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := tc.cfg
+				cfg.MinCalls = 1
+				b := mustNew(t, cfg)
+				_ = call(t, b, ms, Failure)
+				var got []time.Duration
+				for range tc.want {
+					opened := time.Now()
+					for {
+						p, err := b.Allow()
+						if err != nil {
+							time.Sleep(ms)
+							continue
+						}
+						got = append(got, time.Since(opened).Truncate(ms))
+						late, err := b.Allow() // a second probe, out for tc.late
+						b.Done(p, Failure, ms, time.Now())
+						if err == nil {
+							go func() {
+								start := time.Now()
+								time.Sleep(tc.late)
+								b.Done(late, Failure, time.Since(start), time.Now())
+							}()
+						}
+						break
+					}
+				}
+				time.Sleep(tc.late)
+				synctest.Wait()
+				for i := range tc.want {
+					if got[i] < tc.want[i] || got[i] > tc.want[i]+ms {
+						t.Errorf("open times %v, want %v (each within 1 ms after)", got, tc.want)
+						break
+					}
+				}
+			})
+		})
+	}
+}
+
+// RetryIn is 0 in half-open while fewer than Probes probes are out (a call
+// is let through now), and the shortest lease left once all are out; the
+// leases of an earlier half-open period and probes that reported do not
+// count. Found by review: 9.99 s and 10 s (ProbeLease) where a call would
+// have been admitted.
+func TestRetryInHalfOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ms = time.Millisecond
+		b := mustNew(t, Config{MinCalls: 1, Probes: 2, OpenFor: 10 * ms, ProbeLease: time.Second})
+		_ = call(t, b, 0, Failure)
+		time.Sleep(10*ms + 1)
+		_ = call(t, b, 0, Failure) // the first probe fails: open again, 20 ms
+		time.Sleep(20*ms + 1)
+		if st, ri := b.State(), b.RetryIn(); st != HalfOpen || ri != 0 {
+			t.Fatalf("half-open, an earlier period's lease only: State %v, RetryIn %v; want half-open, 0", st, ri)
+		}
+		p1, err := b.Allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ri := b.RetryIn(); ri != 0 {
+			t.Errorf("one of two probes out: RetryIn %v, want 0", ri)
+		}
+		time.Sleep(100 * ms)
+		p2, err := b.Allow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ri := b.RetryIn(); ri != 900*ms {
+			t.Errorf("both probes out, the first one's lease ending in 900 ms: RetryIn %v", ri)
+		}
+		b.Done(p1, Success, ms, time.Now())
+		if ri := b.RetryIn(); ri != 0 {
+			t.Errorf("one probe reported: RetryIn %v, want 0", ri)
+		}
+		b.Done(p2, Success, ms, time.Now())
+	})
+}
