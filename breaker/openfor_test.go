@@ -77,13 +77,14 @@ func TestOpenTimeBacksOff(t *testing.T) {
 // first and reopened the breaker) does not end the longer open: handed to
 // gobreaker, whose own timer is OpenFor, it moved the breaker to half-open
 // early. Found by review; each row's open times, one probe failing at once
-// and a second one reporting late in each half-open, before the fix and
-// after.
+// and a second one reporting late in each half-open, before the fix (the
+// stale report handed to gobreaker; re-measured at stop 22, which moves by
+// 1 ms between runs) and after.
 //
 //	| Probes | late report after | open times before the fix       | after                     |
 //	|--:|--:|---|---|
-//	| 3 (default) | 300 ms | 251, 301, 301, 300, 301 ms      | 251, 501, 1,001, 2,001, 2,001 ms |
-//	| 2 | 150 ms (OpenFor 100 ms, MaxOpenFor 1 s) | 101, 151 ms | 101, 201 ms |
+//	| 3 (default) | 300 ms | 251, 300, 301, 300, 300 ms      | 251, 501, 1,001, 2,001, 2,001 ms |
+//	| 2 | 150 ms (OpenFor 100 ms, MaxOpenFor 1 s) | 101, 151, 151 ms | 101, 201, 401 ms |
 func TestLateProbeReportKeepsOpen(t *testing.T) {
 	const ms = time.Millisecond
 	for _, tc := range []struct {

@@ -170,11 +170,13 @@ func run(o options, w io.Writer) error {
 	fmt.Fprintf(w, "%4s %-5s %7s | %-68s | %s\n", "t", "phase", "offered", "floodgate: ok refused fail in-flight(down) limit breaker budget p99", "naive: ok fail in-flight(user/down) p99")
 	fmt.Fprintf(w, "     naive = a pool of %d connections, %v per attempt, 3 attempts at each of 3 nested layers (up to 27), no deadline;\n", o.pool, o.attemptTimeout)
 	fmt.Fprintf(w, "     floodgate = one Guard: 3 attempts, %v per attempt, %v deadline, budgeted retries, breaker, adaptive limit\n", o.attemptTimeout, o.deadline)
-	fmt.Fprintln(w, "     offered = user calls started that second; ok, refused, fail = user calls that ended that second (a call refused on a")
+	fmt.Fprintf(w, "     phase = the downstream's latency that second: fast (%v) or SLOW (%v); offered = user calls started that second;\n", o.fast, o.slow)
+	fmt.Fprintln(w, "     ok, refused, fail = user calls that ended that second (a call refused on a")
 	fmt.Fprintln(w, "     retry ends a second after it started, so refused can exceed offered);")
 	fmt.Fprintln(w, "     refused = shed by the limiter or refused by the open breaker, at once; in-flight(down) = requests the downstream is")
 	fmt.Fprintln(w, "     working on, including those whose client gave up (it finishes them anyway); user = naive user calls in progress;")
-	fmt.Fprintln(w, "     limit = floodgate's concurrency limit; budget = retry tokens left; p99 = of that second's successes (- = none);")
+	fmt.Fprintln(w, "     limit = floodgate's concurrency limit; breaker = its state at the end of that second (closed, open, half-open);")
+	fmt.Fprintln(w, "     budget = retry tokens left; p99 = of that second's successes (- = none);")
 	fmt.Fprintln(w, "     a naive call fails only when its 27 attempts are spent, so its failures show up about 30 s late")
 	every := time.Second / time.Duration(o.rate)
 	next := start
@@ -209,7 +211,7 @@ func phase(o options, s int) string {
 	if t >= o.slowAt && t < o.healAt {
 		return "SLOW"
 	}
-	return "ok"
+	return "fast"
 }
 
 func ms(d time.Duration) string {

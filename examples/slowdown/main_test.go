@@ -48,7 +48,7 @@ func TestShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"user calls", "downstream attempts per user call", "peak downstream in-flight",
-		"p99 time to fail", "slowdown onset -> load shed", "recovery -> full throughput", "  0s ok ", "  1s SLOW"} {
+		"p99 time to fail", "slowdown onset -> load shed", "recovery -> full throughput", "  0s fast ", "  1s SLOW"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
