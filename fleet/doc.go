@@ -33,8 +33,9 @@
 // none yet, counts as not reaching it: a minority whose own path is broken,
 // however busy or first to sync, does not open it); then every process holds its breaker open
 // ([breaker.Breaker.Hold]: ErrOpen at once, fn not called) from its next
-// sync, for MaxOpenFor (the fleet's breaker does not back off from OpenFor
-// as a process's own does). Then half-open: the first process to sync takes a
+// sync, for the rest of the fleet's open: OpenFor after a trip from
+// closed, twice the last open after each failed probe, at most MaxOpenFor,
+// as a process's own breaker does. Then half-open: the first process to sync takes a
 // probe lease (PX ProbeLease) and lets Probes calls through; the others
 // stay held; a failed or slow probe reopens it, Probes successes close it,
 // and the others are released at their next sync. Each process's own

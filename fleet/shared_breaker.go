@@ -16,21 +16,25 @@ import (
 //
 // KEYS[1], a hash: the fleet breaker's state st (0 closed, 1 half-open, 2
 // open), its generation gen (bumped at every change), until (ms, Redis
-// time: the end of open) and since (ms: the last change). KEYS[2], a hash:
+// time: the end of open), since (ms: the last change) and dur (ms: the
+// length of the last open). KEYS[2], a hash:
 // one field per process, "gen calls failures slow exp", the counts it
 // published for generation gen, which count until exp (ms, Redis time: the
 // publisher's own freshness after it published them). KEYS[3], a string: the probe lease,
 // "process gen", PX ProbeLease. A key of the wrong type is dropped, and a
 // field that is not a decimal integer of at most 15 characters (Lua's
 // tonumber takes "nan", "inf", "1e300") counts as missing, so a corrupted
-// key heals; an until past now + MaxOpenFor is cut to it.
+// key heals; an until past now + MaxOpenFor is cut to it, and a dur
+// outside [OpenFor, MaxOpenFor] is brought into it.
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
 // failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 MaxOpenFor (ms),
 // 10 Probes, 11 ProbeLease (ms), 12 freshness (ms: how long these
-// counts count), 13 KeyTTL (ms).
+// counts count), 13 KeyTTL (ms), 14 OpenFor (ms).
 //
-// Open ends at until: half-open. Closed opens when the current
+// Open lasts OpenFor after a trip from closed and twice the last open
+// after a failed probe, at most MaxOpenFor, as a process's own breaker
+// does. Open ends at until: half-open. Closed opens when the current
 // generation's counts hold MinCalls calls and reach either ratio, and more
 // than half of the processes that made calls reach a ratio on their own
 // counts of the current generation (a process whose counts are for another
@@ -57,13 +61,18 @@ local function int(x)
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local v = redis.call('HMGET', KEYS[1], 'st', 'gen', 'until', 'since')
+local v = redis.call('HMGET', KEYS[1], 'st', 'gen', 'until', 'since', 'dur')
 local st, gen, untl, since = int(v[1]) or 0, int(v[2]) or 0, int(v[3]) or 0, int(v[4]) or now
+local maxo, open = tonumber(ARGV[9]), math.min(tonumber(ARGV[14]), tonumber(ARGV[9]))
+local dur = math.max(math.min(int(v[5]) or open, maxo), open)
 if st ~= 0 and st ~= 1 and st ~= 2 then st = 0 end
-untl, since = math.min(untl, now + tonumber(ARGV[9])), math.min(since, now)
+untl, since = math.min(untl, now + maxo), math.min(since, now)
 local function to(s)
+  if s == 2 then
+    if st == 1 then dur = math.min(2 * dur, maxo) else dur = open end
+    untl = now + dur
+  end
   st, gen, since = s, gen + 1, now
-  if s == 2 then untl = now + tonumber(ARGV[9]) end
   redis.call('DEL', KEYS[3])
 end
 if st == 2 and now >= untl then to(1) end
@@ -107,7 +116,7 @@ if st == 1 then
     prober, left = 1, math.max(redis.call('PTTL', KEYS[3]), 0)
   end
 end
-redis.call('HSET', KEYS[1], 'st', st, 'gen', gen, 'until', untl, 'since', since)
+redis.call('HSET', KEYS[1], 'st', st, 'gen', gen, 'until', untl, 'since', since, 'dur', dur)
 redis.call('PEXPIRE', KEYS[1], ARGV[13])
 redis.call('PEXPIRE', KEYS[2], ARGV[13])
 return {st, gen, left, prober, fresh, now - since, calls, fails, slows}
@@ -177,7 +186,7 @@ func (f *Fleet) syncBreaker(g *gate) error {
 	args := []any{f.id, gen, c.Calls, c.Failures, c.Slow, cfg.MinCalls,
 		strconv.FormatFloat(cfg.FailureRatio, 'g', -1, 64), strconv.FormatFloat(cfg.SlowRatio, 'g', -1, 64),
 		cfg.MaxOpenFor.Milliseconds(), cfg.Probes, max(cfg.ProbeLease.Milliseconds(), 1),
-		f.freshness().Milliseconds(), f.s.KeyTTL.Milliseconds()}
+		f.freshness().Milliseconds(), f.s.KeyTTL.Milliseconds(), max(cfg.OpenFor.Milliseconds(), 1)}
 	v, err := f.do(9, func(ctx context.Context) *redis.Cmd {
 		return breakerScript.Run(ctx, f.client, g.brk.keys, args...)
 	})

@@ -5,6 +5,8 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +151,103 @@ func TestSharedBreakerSteps(t *testing.T) {
 	syncAll(0, 1, 2)
 	if ps[0].fleetState() != "closed" || ps[0].g.Breaker().Counts().Failures != 0 {
 		t.Errorf("after the close: fleet %s, p1's window %+v; want closed, no failures", ps[0].fleetState(), ps[0].g.Breaker().Counts())
+	}
+}
+
+// The fleet's open time backs off as a process's own does: OpenFor after
+// a trip from closed, twice the last open after each failed probe, at most
+// MaxOpenFor, and OpenFor again after a close. Read from the breaker hash
+// (until − since, on Redis's clock), so no timing is asserted. Before the
+// backoff every open lasted MaxOpenFor: 400, 400, 400, 400, 400 ms.
+//
+//	| open                     | want   |
+//	|---|--:|
+//	| the trip from closed     | 100 ms |
+//	| after failed probes 1–3  | 200, 400, 400 ms |
+//	| the trip after a close   | 100 ms |
+//	| a planted dur of 10⁶ ms  | within [OpenFor, MaxOpenFor] |
+func TestSharedBreakerOpenBacksOff(t *testing.T) {
+	c := newClient(t, redisAddr(t))
+	ctx := context.Background()
+	cfg := Config{Prefix: prefix(t)}
+	// Two processes, 5 failures each: the fleet's sum trips, neither's own
+	// window (MinCalls 10) does, so the probes go through.
+	bc := breaker.Config{MinCalls: 10, OpenFor: 100 * time.Millisecond, MaxOpenFor: 400 * time.Millisecond, Probes: 1, ProbeLease: 5 * time.Second}
+	ps := []*proc{newProc(t, "p1", c, cfg, bc), newProc(t, "p2", c, cfg, bc)}
+	key := breakerKeys(cfg.Prefix, "g")[0]
+	openFor := func() time.Duration {
+		t.Helper()
+		v, err := c.HMGet(ctx, key, "until", "since").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+		s, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+		return time.Duration(u-s) * time.Millisecond
+	}
+	trip := func() {
+		t.Helper()
+		for _, p := range ps {
+			p.f.syncAll() // learns the generation
+		}
+		for _, p := range ps {
+			p.calls(5, errFail)
+		}
+		for _, p := range ps {
+			p.f.syncAll()
+		}
+		ps[0].f.syncAll() // p1 reads what p2's counts did
+		if ps[0].fleetState() != "open" {
+			t.Fatalf("10 failures in the fleet: %s, want open", ps[0].fleetState())
+		}
+	}
+	// probe waits out the open; p1 takes the lease and makes the probe.
+	probe := func(err error) {
+		t.Helper()
+		p := ps[0]
+		for p.fleetState() == "open" {
+			time.Sleep(10 * time.Millisecond)
+			p.f.syncAll()
+		}
+		if p.fleetState() != "half-open" {
+			t.Fatalf("after the open: fleet %s, want half-open", p.fleetState())
+		}
+		if reached, _ := p.calls(1, err); reached != 1 {
+			t.Fatal("the prober's probe did not reach fn")
+		}
+		p.f.syncAll()
+	}
+	var got []time.Duration
+	trip()
+	got = append(got, openFor())
+	for range 3 {
+		probe(errFail)
+		if ps[0].fleetState() != "open" {
+			t.Fatalf("a failed probe: fleet %s, want open", ps[0].fleetState())
+		}
+		got = append(got, openFor())
+	}
+	probe(nil)
+	if ps[0].fleetState() != "closed" {
+		t.Fatalf("a successful probe: fleet %s, want closed", ps[0].fleetState())
+	}
+	trip()
+	got = append(got, openFor())
+	const ms = time.Millisecond
+	want := []time.Duration{100 * ms, 200 * ms, 400 * ms, 400 * ms, 100 * ms}
+	t.Logf("open times %v", got)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("open times %v, want %v", got, want)
+			break
+		}
+	}
+	// A planted length heals into [OpenFor, MaxOpenFor].
+	probe(errFail)
+	c.HSet(ctx, key, "dur", "1000000")
+	probe(errFail)
+	if d := openFor(); d < bc.OpenFor || d > bc.MaxOpenFor {
+		t.Errorf("a planted dur of 10⁶ ms: open %v, want within [%v, %v]", d, bc.OpenFor, bc.MaxOpenFor)
 	}
 }
 
