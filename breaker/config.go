@@ -113,6 +113,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SlowRatio == 0 {
 		c.SlowRatio = DefaultSlowRatio
 	}
+	openFor := "OpenFor=" // names the OpenFor of MaxOpenFor's range
+	if c.OpenFor == 0 {
+		openFor = "OpenFor's default "
+	}
 	if c.MaxOpenFor == 0 {
 		c.MaxOpenFor = c.OpenFor
 		if c.OpenFor == 0 {
@@ -146,7 +150,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.OpenFor < time.Millisecond || c.OpenFor > time.Hour:
 		return c, fmt.Errorf("breaker: OpenFor must be in [1ms, 1h], got %v", c.OpenFor)
 	case c.MaxOpenFor < c.OpenFor || c.MaxOpenFor > time.Hour:
-		return c, fmt.Errorf("breaker: MaxOpenFor must be in [OpenFor=%v, 1h], got %v", c.OpenFor, c.MaxOpenFor)
+		return c, fmt.Errorf("breaker: MaxOpenFor must be in [%s%v, 1h], got %v", openFor, c.OpenFor, c.MaxOpenFor)
 	case c.Probes < 1 || c.Probes > 1000:
 		return c, fmt.Errorf("breaker: Probes must be in [1, 1000], got %d", c.Probes)
 	case c.ProbeLease < time.Millisecond || c.ProbeLease > time.Hour:

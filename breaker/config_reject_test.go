@@ -66,7 +66,7 @@ func TestConfigRejected(t *testing.T) {
 	rows = append(rows, ratios("SlowRatio", func(c *Config, r float64) { c.SlowRatio = r })...)
 	rows = append(rows, durations("OpenFor", time.Millisecond, time.Hour, "[1ms, 1h]", func(c *Config, d time.Duration) { c.OpenFor = d })...)
 	for _, v := range []time.Duration{-1, 249 * time.Millisecond, time.Hour + 1, minDur, maxDur} {
-		rows = append(rows, rejectRow{"MaxOpenFor " + v.String(), Config{MaxOpenFor: v}, "MaxOpenFor", "[OpenFor=250ms, 1h]"})
+		rows = append(rows, rejectRow{"MaxOpenFor " + v.String(), Config{MaxOpenFor: v}, "MaxOpenFor", "[OpenFor's default 250ms, 1h]"})
 	}
 	rows = append(rows, rejectRow{"MaxOpenFor under OpenFor", Config{OpenFor: time.Second, MaxOpenFor: time.Second - 1}, "MaxOpenFor", "[OpenFor=1s, 1h]"})
 	rows = append(rows, ints("Probes", 1000, "[1, 1000]", func(c *Config, n int) { c.Probes = n })...)
