@@ -25,7 +25,9 @@ import (
 // field that is not a decimal integer of at most 15 characters (Lua's
 // tonumber takes "nan", "inf", "1e300") counts as missing, so a corrupted
 // key heals; an until past now + MaxOpenFor is cut to it, and a dur
-// outside [OpenFor, MaxOpenFor] is brought into it.
+// outside [OpenFor, MaxOpenFor] is brought into it when it is doubled
+// (and kept as it is otherwise, so that processes with other settings do
+// not rewrite each other's).
 //
 // ARGV: 1 process, 2 the generation its counts are for, 3-5 calls,
 // failures, slow, 6 MinCalls, 7 FailureRatio, 8 SlowRatio, 9 MaxOpenFor (ms),
@@ -64,12 +66,12 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local v = redis.call('HMGET', KEYS[1], 'st', 'gen', 'until', 'since', 'dur')
 local st, gen, untl, since = int(v[1]) or 0, int(v[2]) or 0, int(v[3]) or 0, int(v[4]) or now
 local maxo, open = tonumber(ARGV[9]), math.min(tonumber(ARGV[14]), tonumber(ARGV[9]))
-local dur = math.max(math.min(int(v[5]) or open, maxo), open)
+local dur = int(v[5]) or open
 if st ~= 0 and st ~= 1 and st ~= 2 then st = 0 end
 untl, since = math.min(untl, now + maxo), math.min(since, now)
 local function to(s)
   if s == 2 then
-    if st == 1 then dur = math.min(2 * dur, maxo) else dur = open end
+    if st == 1 then dur = math.min(2 * math.max(math.min(dur, maxo), open), maxo) else dur = open end
     untl = now + dur
   end
   st, gen, since = s, gen + 1, now

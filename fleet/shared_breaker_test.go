@@ -251,6 +251,56 @@ func TestSharedBreakerOpenBacksOff(t *testing.T) {
 	}
 }
 
+// Processes with other breaker settings do not rewrite each other's open
+// time: p1 (OpenFor 100 ms, MaxOpenFor 400 ms) trips the fleet, p2 (1 s,
+// 4 s) syncs during the open, and p1's failed probe doubles p1's 100 ms.
+// Found by review: each sync brought dur into the syncing process's range,
+// so p2's sync made it 1 s and p1's next open 400 ms.
+//
+//	| after p1's failed probe | open   |
+//	|---|--:|
+//	| dur rewritten by p2's sync (before) | 400 ms |
+//	| dur kept                            | 200 ms |
+func TestSharedBreakerOpenMixedSettings(t *testing.T) {
+	c := newClient(t, redisAddr(t))
+	ctx := context.Background()
+	cfg := Config{Prefix: prefix(t)}
+	p1 := newProc(t, "p1", c, cfg, breaker.Config{MinCalls: 10, OpenFor: 100 * time.Millisecond, MaxOpenFor: 400 * time.Millisecond, Probes: 1, ProbeLease: 5 * time.Second})
+	p2 := newProc(t, "p2", c, cfg, breaker.Config{MinCalls: 10, OpenFor: time.Second, MaxOpenFor: 4 * time.Second, Probes: 1, ProbeLease: 5 * time.Second})
+	key := breakerKeys(cfg.Prefix, "g")[0]
+	openFor := func() time.Duration {
+		t.Helper()
+		v, err := c.HMGet(ctx, key, "until", "since").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+		s, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+		return time.Duration(u-s) * time.Millisecond
+	}
+	p2.f.syncAll()
+	p1.f.syncAll()
+	p2.calls(5, errFail)
+	p1.calls(5, errFail)
+	p2.f.syncAll()
+	p1.f.syncAll() // p1's counts make 10 failures: p1 trips it
+	if p1.fleetState() != "open" || openFor() != 100*time.Millisecond {
+		t.Fatalf("p1's trip: fleet %s, open %v; want open, 100ms", p1.fleetState(), openFor())
+	}
+	p2.f.syncAll() // during the open
+	for p1.fleetState() == "open" {
+		time.Sleep(10 * time.Millisecond)
+		p1.f.syncAll()
+	}
+	if reached, _ := p1.calls(1, errFail); reached != 1 || p1.fleetState() != "half-open" {
+		t.Fatalf("p1's probe: reached %d, fleet %s; want 1, half-open", reached, p1.fleetState())
+	}
+	p1.f.syncAll()
+	if d := openFor(); p1.fleetState() != "open" || d != 200*time.Millisecond {
+		t.Errorf("p1's failed probe: fleet %s, open %v; want open, 200ms (twice p1's 100 ms)", p1.fleetState(), d)
+	}
+}
+
 // One process's own path is broken: its breaker trips alone, the fleet's
 // stays closed on the healthy processes' successes, and they keep serving.
 func TestSharedBreakerOnePathBroken(t *testing.T) {
