@@ -154,6 +154,19 @@ func TestSharedBreakerSteps(t *testing.T) {
 	}
 }
 
+// openTime returns the length of the fleet breaker's last open, as its
+// hash at key records it: until − since, on Redis's clock.
+func openTime(t *testing.T, c *redis.Client, key string) time.Duration {
+	t.Helper()
+	v, err := c.HMGet(context.Background(), key, "until", "since").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	s, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	return time.Duration(u-s) * time.Millisecond
+}
+
 // The fleet's open time backs off as a process's own does: OpenFor after
 // a trip from closed, twice the last open after each failed probe, at most
 // MaxOpenFor, and OpenFor again after a close. Read from the breaker hash
@@ -175,16 +188,7 @@ func TestSharedBreakerOpenBacksOff(t *testing.T) {
 	bc := breaker.Config{MinCalls: 10, OpenFor: 100 * time.Millisecond, MaxOpenFor: 400 * time.Millisecond, Probes: 1, ProbeLease: 5 * time.Second}
 	ps := []*proc{newProc(t, "p1", c, cfg, bc), newProc(t, "p2", c, cfg, bc)}
 	key := breakerKeys(cfg.Prefix, "g")[0]
-	openFor := func() time.Duration {
-		t.Helper()
-		v, err := c.HMGet(ctx, key, "until", "since").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
-		s, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
-		return time.Duration(u-s) * time.Millisecond
-	}
+	openFor := func() time.Duration { t.Helper(); return openTime(t, c, key) }
 	trip := func() {
 		t.Helper()
 		for _, p := range ps {
@@ -263,21 +267,11 @@ func TestSharedBreakerOpenBacksOff(t *testing.T) {
 //	| dur kept                            | 200 ms |
 func TestSharedBreakerOpenMixedSettings(t *testing.T) {
 	c := newClient(t, redisAddr(t))
-	ctx := context.Background()
 	cfg := Config{Prefix: prefix(t)}
 	p1 := newProc(t, "p1", c, cfg, breaker.Config{MinCalls: 10, OpenFor: 100 * time.Millisecond, MaxOpenFor: 400 * time.Millisecond, Probes: 1, ProbeLease: 5 * time.Second})
 	p2 := newProc(t, "p2", c, cfg, breaker.Config{MinCalls: 10, OpenFor: time.Second, MaxOpenFor: 4 * time.Second, Probes: 1, ProbeLease: 5 * time.Second})
 	key := breakerKeys(cfg.Prefix, "g")[0]
-	openFor := func() time.Duration {
-		t.Helper()
-		v, err := c.HMGet(ctx, key, "until", "since").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, _ := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
-		s, _ := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
-		return time.Duration(u-s) * time.Millisecond
-	}
+	openFor := func() time.Duration { t.Helper(); return openTime(t, c, key) }
 	p2.f.syncAll()
 	p1.f.syncAll()
 	p2.calls(5, errFail)
