@@ -19,14 +19,16 @@ import (
 // notYetMet lists issue 12's targets that floodgate's default gate
 // (Gradient) does not meet in every run today, by trial and name, with the
 // numbers of testdata/real-tables.md. They are logged, not asserted; every
-// other target is asserted. The busy-client row is met in most runs
-// (within the 5% margin) but the phase is as noisy as the machine.
+// other target is asserted. The busy-client row, met in every run of stop
+// 22 (short form 2,400–2,401 of 2,401 in five runs, CI's included; full
+// form 4,500–4,501 of 4,501), is asserted. The healthy-shed rows are not:
+// in four short runs after CI's, Redis shed 1 call in one, HTTP 1 in two
+// (CI's run: HTTP 1, in the phase after the 2 s toxic's heal).
 var notYetMet = map[[2]string]bool{
-	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}:      true,
-	{"Redis", "busy client: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
-	{"Redis", "no call shed by floodgate while the downstream is healthy"}:                    true,
-	{"HTTP", "latency 300 ms: floodgate's successes within the deadline ≥ net/http's"}:        true,
-	{"HTTP", "no call shed by floodgate while the downstream is healthy"}:                     true,
+	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
+	{"Redis", "no call shed by floodgate while the downstream is healthy"}:               true,
+	{"HTTP", "latency 300 ms: floodgate's successes within the deadline ≥ net/http's"}:   true,
+	{"HTTP", "no call shed by floodgate while the downstream is healthy"}:                true,
 }
 
 // TestReal runs the Redis trial, then the HTTP trial (one after the other:
