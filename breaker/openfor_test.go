@@ -78,8 +78,8 @@ func TestOpenTimeBacksOff(t *testing.T) {
 // gobreaker, whose own timer is OpenFor, it moved the breaker to half-open
 // early. Found by review; each row's open times, one probe failing at once
 // and a second one reporting late in each half-open, before the fix (the
-// stale report handed to gobreaker; re-measured at stop 22, which moves by
-// 1 ms between runs) and after.
+// stale report handed to gobreaker; re-measured at stop 22: each time
+// moves by 1 ms between runs) and after.
 //
 //	| Probes | late report after | open times before the fix       | after                     |
 //	|--:|--:|---|---|
