@@ -77,6 +77,15 @@ type Phase struct {
 	Throttle float64
 	// RetryAfter is the hint of throttled answers.
 	RetryAfter time.Duration
+	// Stall, if positive, blocks the server in back-to-back stalls of this
+	// length from From on, as a single-threaded server running DEBUG SLEEP
+	// in a loop is: a request that a worker starts finishes at the end of
+	// the stall it started in, plus its service time, so the answers come
+	// back in one burst per stall; the burst of every stall that slips
+	// (half of them, by a fixed hash of the stall's number) comes at the
+	// end of the next one instead, as a real Redis's does when the next
+	// DEBUG SLEEP is read in the same batch as the requests.
+	Stall time.Duration
 }
 
 // FastLatency is how long a fail-fast or throttled answer takes.
@@ -163,7 +172,7 @@ func (d *Downstream) Serve(ctx context.Context, r *rand.Rand) error {
 	}
 	j := &job{service: service, fail: u < ph.Throttle+ph.FailFast+ph.ErrRate, done: make(chan struct{})}
 	j.elem = d.queue.PushBack(j)
-	d.dispatchLocked(ph.Workers)
+	d.dispatchLocked()
 	d.mu.Unlock()
 
 	select {
@@ -185,15 +194,34 @@ func (d *Downstream) Serve(ctx context.Context, r *rand.Rand) error {
 	return ctx.Err()
 }
 
-// dispatchLocked starts queued jobs while a worker is free. d.mu is held.
-func (d *Downstream) dispatchLocked(workers int) {
-	for d.busy < workers && d.queue.Len() > 0 {
+// dispatchLocked starts queued jobs while a worker of the phase in force
+// is free. d.mu is held.
+func (d *Downstream) dispatchLocked() {
+	t := time.Since(d.start)
+	ph := PhaseAt(d.phases, t)
+	for d.busy < ph.Workers && d.queue.Len() > 0 {
 		j := d.queue.Remove(d.queue.Front()).(*job)
 		j.elem = nil
 		j.started = true
 		d.busy++
-		time.AfterFunc(j.service, func() { d.finish(j) })
+		service := j.service
+		if ph.Stall > 0 {
+			service += ph.Stall - (t-ph.From)%ph.Stall // to the end of this stall
+			if slips(int64((t - ph.From) / ph.Stall)) {
+				service += ph.Stall
+			}
+		}
+		time.AfterFunc(service, func() { d.finish(j) })
 	}
+}
+
+// slips reports whether stall number k's burst comes at the end of the
+// next stall: half of them, by a fixed hash (splitmix64's finalizer).
+func slips(k int64) bool {
+	z := uint64(k) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return (z^(z>>31))&1 == 1
 }
 
 // finish ends j's service, frees its worker and starts the next queued job.
@@ -207,7 +235,7 @@ func (d *Downstream) finish(j *job) {
 		j.err = ErrServer
 	}
 	close(j.done)
-	d.dispatchLocked(PhaseAt(d.phases, time.Since(d.start)).Workers)
+	d.dispatchLocked()
 }
 
 // InFlight returns the requests the downstream holds now (calls): queued,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -139,4 +140,43 @@ func TestRateAt(t *testing.T) {
 			t.Errorf("RateAt(%v) = %v, want %v", c.t, got, c.want)
 		}
 	}
+}
+
+// TestDownstreamStall: in a phase of 0.5 s stalls, a request ends with the
+// stall it started in (plus its service time), or with the next one when
+// that stall slips; half of the first 1,000 stalls slip.
+func TestDownstreamStall(t *testing.T) {
+	const stall, svc = 500 * time.Millisecond, time.Millisecond
+	slipped := 0
+	for k := range int64(1000) {
+		if slips(k) {
+			slipped++
+		}
+	}
+	if slipped < 450 || slipped > 550 {
+		t.Errorf("%d of 1000 stalls slip; want about half", slipped)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDownstream([]Phase{{Workers: 50, Service: LogNormal{Median: svc, P99: svc}, Stall: stall}})
+		got := make([]time.Duration, 6)
+		var wg sync.WaitGroup
+		for k := range got {
+			wg.Go(func() {
+				time.Sleep(time.Duration(k)*stall + 100*time.Millisecond) // 0.1 s into stall k
+				began := time.Now()
+				_ = d.Serve(context.Background(), rand.New(rand.NewPCG(1, uint64(k))))
+				got[k] = time.Since(began)
+			})
+		}
+		wg.Wait()
+		for k, lat := range got {
+			want := 400*time.Millisecond + svc
+			if slips(int64(k)) {
+				want += stall
+			}
+			if lat != want {
+				t.Errorf("request started 0.1 s into stall %d (slips: %v): latency %v, want %v", k, slips(int64(k)), lat, want)
+			}
+		}
+	})
 }
