@@ -66,8 +66,9 @@ const (
 // limit at the first timeout, the limit a queued cut left, the highest
 // limit a healthy window filled), then by 1/8. Between windows, Acquire
 // goes back to ssthresh at once, and doubles when ssthresh is unknown
-// after a window healthy for sure (r + 2se under the threshold), instead
-// of shedding ([Grower]). Overload answers (HTTP 503, 429: [Overload]) do
+// after a window healthy for sure (r + 2se under the threshold, and its
+// calls in flight served by the throughput of the last second, within two
+// standard deviations), instead of shedding ([Grower]). Overload answers (HTTP 503, 429: [Overload]) do
 // not move the limit: a server that sheds is doing the limiter's job, and
 // a share of them that our concurrency does not cause must not cut it.
 //
@@ -374,6 +375,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// slow start ran 40 → 320 past a pool of 50, S18).
 	timedOut := float64(drops) * float64(max(w.MeanDropRTT, 0)) / max(float64(w.Duration), 1)
 	served := float64(w.InFlight) <= g.hist.rate(rtt)*thr+timedOut
+	// Acquire's doubling, which answers bursts, asks the same of the
+	// throughput over at least a second, with two standard deviations
+	// (Poisson) of slack: one window's count is too noisy for it (S8 shed
+	// 12 healthy calls on the last RTT's).
+	q := g.hist.rate(max(rtt, float64(time.Second)))*thr + timedOut
+	g.sure = g.sure && float64(w.InFlight) <= q+2*math.Sqrt(q)
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}

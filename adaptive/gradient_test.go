@@ -711,6 +711,10 @@ func TestGradientUpdateRules(t *testing.T) {
 			handWin(100, 0, 0, 30*ms, 0, 99), handWin(90, 10, 0, 30*ms, 0, 100), handWin(100, 0, 0, 21*ms, 0, 92)}, 103, 21 * ms, -1},
 		// 10 in flight at most, 8 on average (Little): healthy for sure
 		{"a healthy window lets Acquire double the limit", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 10)}, 100, 20 * ms, 200},
+		// 400 successes/s at a threshold of 30 ms serve 12 in flight, +2σ:
+		// 18.9; 20 at the close have not all come back
+		{"in flight at the close within Little's law (+2σ): Acquire may double", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 18, 0)}, 100, 20 * ms, 200},
+		{"in flight at the close beyond it: no Acquire growth", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 20, 0)}, 100, 20 * ms, 0},
 		// 50 in flight with 8 on average: calls that have not come back
 		{"a peak in flight its successes do not account for: no Acquire growth", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50)}, 100, 20 * ms, 0},
 		{"Acquire doubles at most to ssthresh", 100, []Window{handWin(0, 100, 0, 0, 0, 100), handWin(100, 0, 0, 20*ms, 0, 10)}, 50, 20 * ms, 0},
