@@ -68,7 +68,8 @@ const (
 // goes back to ssthresh at once, and doubles when ssthresh is unknown
 // after a window healthy for sure (r + 2se under the threshold, and its
 // calls in flight served by the throughput of the last second, within two
-// standard deviations), instead of shedding ([Grower]). Overload answers (HTTP 503, 429: [Overload]) do
+// standard deviations), at most to twice the limit that window closed at,
+// instead of shedding ([Grower]). Overload answers (HTTP 503, 429: [Overload]) do
 // not move the limit: a server that sheds is doing the limiter's job, and
 // a share of them that our concurrency does not cause must not cut it.
 //
@@ -123,6 +124,7 @@ type Gradient struct {
 	ssBase   float64 // ns: the base when ssthresh was last set by a cut
 	healthy  bool    // the last judged window was healthy
 	sure     bool    // ... and below the threshold with 95% confidence
+	from     float64 // calls: the limit the last window closed at, before its Update
 	timedOut bool    // a window has timed out since the last healthy one
 	clock    float64 // ns: the windows' durations summed
 	est      estimate
@@ -214,6 +216,7 @@ const growthAbove = 1.0 / 8
 // Update applies the Gradient rule to one window.
 func (g *Gradient) Update(limit int, w Window) int {
 	est := g.est.sync(limit)
+	g.from = est
 	start := g.clock
 	if start == 0 {
 		g.grown = est // the first window: nothing grew before it
@@ -404,9 +407,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 
 // Ceiling returns how far Acquire may raise the limit before the next
 // window: MaxLimit before the first window; ssthresh while the limit is
-// below it and the last window was healthy; twice the limit when ssthresh
-// is unknown and the last window was healthy for sure; else 0 (during an
-// experiment, within one RTT of the last growth, after a cut).
+// below it and the last window was healthy; twice the limit the last
+// window closed at (before its own growth: one doubling a window) when
+// ssthresh is unknown and the last window was healthy for sure; else 0
+// (during an experiment, within one RTT of the last growth, after a cut).
 func (g *Gradient) Ceiling() int {
 	switch {
 	case g.clock == 0:
@@ -416,7 +420,7 @@ func (g *Gradient) Ceiling() int {
 	case float64(g.est) < g.ssthresh:
 		return int(g.ssthresh) // back to the last limit known to be served, at once
 	case g.ssthresh == 0 && g.sure:
-		return int(min(2*float64(g.est), math.MaxInt32)) // slow start, after a window healthy for sure
+		return int(min(2*g.from, math.MaxInt32)) // slow start, after a window healthy for sure
 	}
 	return 0
 }

@@ -715,6 +715,10 @@ func TestGradientUpdateRules(t *testing.T) {
 		// 18.9; 20 at the close have not all come back
 		{"in flight at the close within Little's law (+2σ): Acquire may double", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 18, 0)}, 100, 20 * ms, 200},
 		{"in flight at the close beyond it: no Acquire growth", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 20, 0)}, 100, 20 * ms, 0},
+		// 80 in flight on average, the limit in use: the window doubles it,
+		// and Acquire may not double it again before the next window (a
+		// real Redis stall: 40 → 80 → 160 in one window of 0.5 s)
+		{"at most one doubling a window", 100, []Window{closing(handWin(100, 0, 0, 200*ms, 0, 100), 100, 0)}, 200, 200 * ms, 200},
 		// 50 in flight with 8 on average: calls that have not come back
 		{"a peak in flight its successes do not account for: no Acquire growth", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50)}, 100, 20 * ms, 0},
 		{"Acquire doubles at most to ssthresh", 100, []Window{handWin(0, 100, 0, 0, 0, 100), handWin(100, 0, 0, 20*ms, 0, 10)}, 50, 20 * ms, 0},
