@@ -210,10 +210,7 @@ func TestAdvNoisyLowRateSheds(t *testing.T) {
 // calls/s) offered 200/s, then 500/s from 5 s to 30 s, no timeout.
 // Measured: defaults: peak 20 in flight, mean RTT 13.2 ms over the last
 // 10 s; WindowMin 1 ms + MinSamples 1: limit 1000 (MaxLimit), 1000 in
-// flight, mean RTT 2.49 s until growth waited for Little's law (stop 23:
-// limit 20, peak 20, mean RTT 44.7 ms: a window of one success no longer
-// grows a limit whose calls in flight its throughput does not serve).
-// Either alone: 13.2 ms / 12.6 ms.
+// flight, mean RTT 2.49 s. Either alone: 13.2 ms / 12.6 ms.
 func TestAdvOneSampleWindowsNeverCutOwnQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _ := newGradientLimiter(t, Config{WindowMin: milli, MinSamples: 1})

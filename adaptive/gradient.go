@@ -58,21 +58,17 @@ const (
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
-// calls in flight reach, once per RTT, if Little's law accounts for the
-// calls in flight at its close (no more than the throughput of the last
-// RTT serves within the threshold, and those its drops held: more have
-// not come back yet, and a growth on them overshoots): doubling up to
-// ssthresh, the last limit known to be served (RFC 5681's slow-start
-// threshold: half the limit at the first timeout, the limit a queued cut
-// left, the highest limit a healthy window filled), then by 1/8. Between
-// windows, Acquire goes back to ssthresh at once, and doubles when
-// ssthresh is unknown after a window healthy for sure (r + 2se under the
-// threshold, and its calls in flight served by the throughput of the last
-// second, within two standard deviations), at most to twice the limit
-// that window closed at, instead of shedding ([Grower]). Overload answers
-// (HTTP 503, 429: [Overload]) do not move the limit: a server that sheds
-// is doing the limiter's job, and a share of them that our concurrency
-// does not cause must not cut it.
+// calls in flight reach, once per RTT: doubling up to ssthresh, the last
+// limit known to be served (RFC 5681's slow-start threshold: half the
+// limit at the first timeout, the limit a queued cut left, the highest
+// limit a healthy window filled), then by 1/8. Between windows, Acquire
+// goes back to ssthresh at once, and doubles when ssthresh is unknown
+// after a window healthy for sure (r + 2se under the threshold), at most
+// to twice the limit that window closed at (one doubling a window, its
+// own included), instead of shedding ([Grower]). Overload answers (HTTP
+// 503, 429: [Overload]) do not move the limit: a server that sheds is
+// doing the limiter's job, and a share of them that our concurrency does
+// not cause must not cut it.
 //
 //	base       min over windows of r + 2se              (at least 2 successes)
 //	threshold  max(Tolerance × base, base + NoiseFloor)
@@ -84,10 +80,8 @@ const (
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
-//	healthy    binding, once per RTT, served (in flight at the close ≤
-//	           X × threshold + drops × their mean RTT / window, X the
-//	           successes per second over the last RTT): ×2 up to
-//	           ssthresh, then ssthresh = limit and + max(1, limit/8)
+//	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
+//	           limit and + max(1, limit/8)
 //
 // ssthresh is forgotten when the base falls below a Tolerance-th of the
 // base it was set at: a downstream that got that much faster has a new
@@ -100,10 +94,7 @@ const (
 // Congestion-Based Congestion Control", ACM Queue 2016), and the
 // throughput that does or does not follow the cut is BBR's delivery-rate
 // test, here done by the cut that a suspected queue calls for anyway; slow
-// start, ssthresh and one reduction per RTT are RFC 5681's; growth only
-// while the calls in flight are within a gain of the bandwidth-delay
-// product is BBR's in-flight bound (cwnd_gain × BtlBw × RTprop, here the
-// threshold RTT for the gain × RTprop). Unlike Envoy
+// start, ssthresh and one reduction per RTT are RFC 5681's. Unlike Envoy
 // it pins no calls to measure the min RTT (which sheds a downstream that
 // is merely slower), and unlike Gradient2 its base never drifts up with a
 // queue (the runaway limits of Netflix concurrency-limits #137/#165 and
@@ -371,28 +362,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// flight means calls that have not come back (a stall's first moments).
 	g.healthy, g.chained, g.timedOut = true, false, false
 	g.sure = r+2*se <= thr && p <= 2*little+4
-	// Served: by Little's law the calls in flight at the close, at the
-	// throughput of the last RTT, see an RTT within the threshold (those
-	// that the window's drops, timeouts and overload answers, account for
-	// aside). More have not come back yet: the last growth is still on its
-	// way, and growing on it overshoots (a Redis stall's answers come back
-	// once per 0.5 s sleep: slow start ran 40 → 320 past a pool of 50, S18).
-	dropped := float64(drops) * float64(max(w.MeanDropRTT, 0)) / max(float64(w.Duration), 1)
-	served := float64(w.InFlight) <= g.hist.rate(rtt)*thr+dropped
-	// Acquire's doubling, which answers bursts, asks the same of the
-	// throughput over at least a second, with two standard deviations
-	// (Poisson) of slack: one window's count is too noisy for it (S8 shed
-	// 12 healthy calls on the last RTT's).
-	q := g.hist.rate(max(rtt, float64(time.Second)))*thr + dropped
-	g.sure = g.sure && float64(w.InFlight) <= q+2*math.Sqrt(q)
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}
 	if g.clock < g.growAt {
 		return g.set(est) // one growth per RTT, as TCP's per round trip
-	}
-	if !served {
-		return g.set(est) // the last growth has not come back yet
 	}
 	g.growAt = g.clock + rtt
 	if g.ssthresh == 0 || est < g.ssthresh {

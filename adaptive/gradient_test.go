@@ -621,13 +621,6 @@ func handWin(ok, timeouts, overloads int, rtt, sd time.Duration, p int) Window {
 		Overloads: overloads, MeanRTT: rtt, StdDevRTT: sd, MaxInFlight: p}
 }
 
-// closing sets a window's in-flight count at its close and the mean RTT
-// of its drops.
-func closing(w Window, inFlight int, dropRTT time.Duration) Window {
-	w.InFlight, w.MeanDropRTT = inFlight, dropRTT
-	return w
-}
-
 // The rules of Gradient.Update, one window sequence each: start is the
 // limit before the first window; each window's result is the next limit.
 func TestGradientUpdateRules(t *testing.T) {
@@ -662,15 +655,6 @@ func TestGradientUpdateRules(t *testing.T) {
 		// limit grows as without them.
 		{"overload answers do not cut", 100, []Window{warm, handWin(80, 0, 20, 20*ms, 0, 100)}, 200, 20 * ms, -1},
 		{"not binding: no growth", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 99)}, 100, 0, -1},
-		// 100 successes in 250 ms (400/s) at a threshold of 30 ms account
-		// for 12 calls in flight (Little's law); 100 at the close: the
-		// last growth is not served yet (a Redis stall's pool, S18)
-		{"in flight beyond Little's law at the threshold: no growth", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 100), 100, 0)}, 100, 0, -1},
-		{"in flight within Little's law at the threshold: ×2", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 100), 12, 0)}, 200, 0, -1},
-		// 2 timeouts of 1 s in 250 ms hold 8 calls in flight on average,
-		// and 98 successes (392/s) 11.8 at 30 ms: 19 in flight are served
-		{"in flight that the timeouts account for: ×2", 100, []Window{closing(handWin(98, 2, 0, 20*ms, 0, 100), 19, time.Second)}, 200, 0, -1},
-		{"... without them, not served: no growth", 100, []Window{closing(handWin(98, 2, 0, 20*ms, 0, 100), 19, 0)}, 100, 0, -1},
 		{"binding, no ssthresh: ×2", 100, []Window{warm, handWin(100, 0, 0, 20*ms, 0, 100)}, 200, 0, -1},
 		// RTT 1 s, windows of 250 ms, all binding: the first window grows,
 		// then one growth per 4 windows (1 s)
@@ -711,14 +695,10 @@ func TestGradientUpdateRules(t *testing.T) {
 			handWin(100, 0, 0, 30*ms, 0, 99), handWin(90, 10, 0, 30*ms, 0, 100), handWin(100, 0, 0, 21*ms, 0, 92)}, 103, 21 * ms, -1},
 		// 10 in flight at most, 8 on average (Little): healthy for sure
 		{"a healthy window lets Acquire double the limit", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 10)}, 100, 20 * ms, 200},
-		// 400 successes/s at a threshold of 30 ms serve 12 in flight, +2σ:
-		// 18.9; 20 at the close have not all come back
-		{"in flight at the close within Little's law (+2σ): Acquire may double", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 18, 0)}, 100, 20 * ms, 200},
-		{"in flight at the close beyond it: no Acquire growth", 100, []Window{closing(handWin(100, 0, 0, 20*ms, 0, 20), 20, 0)}, 100, 20 * ms, 0},
 		// 80 in flight on average, the limit in use: the window doubles it,
 		// and Acquire may not double it again before the next window (a
 		// real Redis stall: 40 → 80 → 160 in one window of 0.5 s)
-		{"at most one doubling a window", 100, []Window{closing(handWin(100, 0, 0, 200*ms, 0, 100), 100, 0)}, 200, 200 * ms, 200},
+		{"at most one doubling a window", 100, []Window{handWin(100, 0, 0, 200*ms, 0, 100)}, 200, 200 * ms, 200},
 		// 50 in flight with 8 on average: calls that have not come back
 		{"a peak in flight its successes do not account for: no Acquire growth", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50)}, 100, 20 * ms, 0},
 		{"Acquire doubles at most to ssthresh", 100, []Window{handWin(0, 100, 0, 0, 0, 100), handWin(100, 0, 0, 20*ms, 0, 10)}, 50, 20 * ms, 0},

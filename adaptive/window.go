@@ -29,12 +29,6 @@ type Window struct {
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
 	MaxInFlight int
-	// InFlight is the in-flight count when the window closed (calls), after
-	// the release that closed it.
-	InFlight int
-	// MeanDropRTT is the mean RTT of the window's drops (timeouts and
-	// overload answers; each RTT taken at most as 1 h); 0 when it had none.
-	MeanDropRTT time.Duration
 }
 
 // window accumulates samples with atomic counters; no lock is taken per call.
@@ -51,9 +45,8 @@ type window struct {
 	drops     atomic.Int64
 	overloads atomic.Int64
 	sumRTT    atomic.Int64  // ns, successes only
-	dropRTT   atomic.Int64  // ns, drops only, each RTT at most maxDropRTT
 	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT
-	_         [16]byte
+	_         [24]byte
 }
 
 func (w *window) reset(now int64) {
@@ -65,16 +58,11 @@ func (w *window) reset(now int64) {
 // of 10⁵ such squares in µs² (1e19) still fits a uint64.
 const maxSqRTT = int64(10 * time.Second)
 
-// maxDropRTT caps a drop's RTT in the window's sum (ns): an hour, so that
-// a window's sum cannot overflow an int64 below 2.5 million drops.
-const maxDropRTT = int64(time.Hour)
-
 // add records one sample (o is Success, Drop or Overload) and returns the
 // window's sample count after it.
 func (w *window) add(rtt int64, o Outcome) int64 {
 	if o != Success {
 		w.drops.Add(1)
-		w.dropRTT.Add(min(max(rtt, 0), maxDropRTT))
 		if o == Overload {
 			w.overloads.Add(1)
 		}
@@ -104,14 +92,10 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	drops := min(w.drops.Swap(0), samples)
 	overloads := min(w.overloads.Swap(0), drops)
 	sum := w.sumRTT.Swap(0)
-	dropSum := w.dropRTT.Swap(0)
 	sq := w.sumSq.Swap(0)
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
-	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak), InFlight: int(inFlight)}
-	if drops > 0 {
-		out.MeanDropRTT = time.Duration(max(dropSum, 0) / drops)
-	}
+	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak)}
 	if ok := samples - drops; ok > 0 && minRTT != math.MaxInt64 {
 		out.MeanRTT = time.Duration(sum / ok)
 		out.MinRTT = time.Duration(minRTT)
