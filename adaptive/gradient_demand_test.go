@@ -72,8 +72,8 @@ func TestGradientGrowthKeepsUpWithHealthyDemand(t *testing.T) {
 			return b
 		}
 	}
-	// answer is a call that ends as o after d, with up to 200 µs of jitter;
-	// a share p of the calls ends as other after otherRTT instead.
+	// answer: a call succeeds after d, with up to 200 µs of jitter; a share
+	// p of the calls ends as other after otherRTT instead.
 	answer := func(d time.Duration, p float64, other Outcome, otherRTT time.Duration) advServe {
 		return func(_ time.Duration, rng *rand.Rand) (time.Duration, Outcome) {
 			if rng.Float64() < p {
