@@ -58,8 +58,7 @@ const (
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
-// calls in flight reach and of which at least half came back (within the
-// window, or one RTT if longer), once per RTT: doubling up to ssthresh, the last
+// calls in flight reach, once per RTT: doubling up to ssthresh, the last
 // limit known to be served (RFC 5681's slow-start threshold: half the
 // limit at the first timeout, the limit a queued cut left, the highest
 // limit a healthy window filled), then by 1/8. Between windows, Acquire
@@ -81,9 +80,8 @@ const (
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
-//	healthy    binding, samples × max(1, r/window) ≥ limit/2, once per
-//	           RTT: ×2 up to ssthresh, then ssthresh = limit and
-//	           + max(1, limit/8)
+//	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
+//	           limit and + max(1, limit/8)
 //
 // ssthresh is forgotten when the base falls below a Tolerance-th of the
 // base it was set at: a downstream that got that much faster has a new
@@ -369,16 +367,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	if g.clock < g.growAt {
 		return g.set(est) // one growth per RTT, as TCP's per round trip
-	}
-	// A limit grows only if at least half of it came back within the
-	// window, or within one RTT when the RTT is longer (the window's
-	// samples × r/w, Little's law): in a stall the calls let in by a
-	// restored limit do not come back for a whole stall, and growing on
-	// their healthy RTT took the real Redis trial 40 → 80 → 160 → 320,
-	// past its pool of 50, into timeouts
-	// (TestGradientStallGrowsOnlyWhatComesBack).
-	if back := float64(w.Samples) * max(1, r/max(float64(w.Duration), 1)); back < est/2 {
-		return g.set(est)
 	}
 	g.growAt = g.clock + rtt
 	if g.ssthresh == 0 || est < g.ssthresh {
