@@ -78,6 +78,10 @@ func TestGradientGrowthKeepsUpWithHealthyDemand(t *testing.T) {
 			return b
 		}
 	}
+	// poisson: Poisson arrivals for dur at a calls/s, b from 20 s.
+	poisson := func(dur time.Duration, a, b float64) func(uint64) []time.Duration {
+		return func(seed uint64) []time.Duration { return poissonAt(seed, dur, tenfold(a, b)) }
+	}
 	// answer: a call succeeds after d, with up to 200 µs of jitter; a share
 	// p of the calls ends as other after otherRTT instead.
 	answer := func(d time.Duration, p float64, other Outcome, otherRTT time.Duration) advServe {
@@ -117,26 +121,16 @@ func TestGradientGrowthKeepsUpWithHealthyDemand(t *testing.T) {
 	}{
 		{"batches of 10 → 100 every 1 s, 20 ms", batches(tenfold(10, 100)), answer(20*ms, 0, Success, 0), 20 * s, 0.05},
 		{"fan-out of 10 → 50 at 10 req/s, 10 ms", fanout, answer(10*ms, 0, Success, 0), 20 * s, 0.02},
-		{"1.5% of calls hang to a 10 s timeout, 10 ms, 300/s", func(seed uint64) []time.Duration {
-			return poissonAt(seed, 120*s, tenfold(300, 300))
-		}, answer(10*ms, 0.015, Drop, 10*s), 5 * s, 0.02},
-		{"70% of calls Ignore, 30 → 300/s, 100 ms", func(seed uint64) []time.Duration {
-			return poissonAt(seed, 60*s, tenfold(30, 300))
-		}, answer(100*ms, 0.7, Ignore, 100*ms), 20 * s, 0.02},
-		{"99% of calls Ignore, 30 → 300/s, 100 ms", func(seed uint64) []time.Duration {
-			return poissonAt(seed, 60*s, tenfold(30, 300))
-		}, answer(100*ms, 0.99, Ignore, 100*ms), 30 * s, 0.02},
-		{"80% of calls Ignore, 30 → 300/s, 300 ms", func(seed uint64) []time.Duration {
-			return poissonAt(seed, 60*s, tenfold(30, 300))
-		}, answer(300*ms, 0.8, Ignore, 300*ms), 30 * s, 0.02},
+		{"1.5% of calls hang to a 10 s timeout, 10 ms, 300/s", poisson(120*s, 300, 300), answer(10*ms, 0.015, Drop, 10*s), 5 * s, 0.02},
+		{"70% of calls Ignore, 30 → 300/s, 100 ms", poisson(60*s, 30, 300), answer(100*ms, 0.7, Ignore, 100*ms), 20 * s, 0.02},
+		{"99% of calls Ignore, 30 → 300/s, 100 ms", poisson(60*s, 30, 300), answer(100*ms, 0.99, Ignore, 100*ms), 30 * s, 0.02},
+		{"80% of calls Ignore, 30 → 300/s, 300 ms", poisson(60*s, 30, 300), answer(300*ms, 0.8, Ignore, 300*ms), 30 * s, 0.02},
 		{"90% of calls Ignore, 30 → 1,000/s from 20 s to 40 s, 100 ms", func(seed uint64) []time.Duration {
 			return poissonAt(seed, 60*s, func(t time.Duration) float64 {
 				return 30 + 970*min(max(float64(t-20*s)/float64(20*s), 0), 1)
 			})
 		}, answer(100*ms, 0.9, Ignore, 100*ms), 20 * s, 0.02},
-		{"1.5% of calls hang to a 60 s timeout, 10 ms, 300/s", func(seed uint64) []time.Duration {
-			return poissonAt(seed, 180*s, tenfold(300, 300))
-		}, answer(10*ms, 0.015, Drop, 60*s), 5 * s, 0.02},
+		{"1.5% of calls hang to a 60 s timeout, 10 ms, 300/s", poisson(180*s, 300, 300), answer(10*ms, 0.015, Drop, 60*s), 5 * s, 0.02},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 3; seed++ {
