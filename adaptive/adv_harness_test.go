@@ -90,9 +90,6 @@ var knownGaps = map[string]bool{
 	"TestAdvOneSampleWindowsNeverCutOwnQueue":                                         true,
 	"TestAdvSumOfSquaresOverflow":                                                     true,
 	"TestAdvStdDevOverTenSeconds":                                                     true,
-	"TestGradientStallStaysNearPool/seed_1":                                           true,
-	"TestGradientStallStaysNearPool/seed_2":                                           true,
-	"TestGradientStallStaysNearPool/seed_3":                                           true,
 }
 
 // check fails t with the message if failed, unless t is a known gap.

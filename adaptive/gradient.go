@@ -58,7 +58,9 @@ const (
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
 // most by half, once per RTT. Every other window grows a limit that the
-// calls in flight reach, once per RTT: doubling up to ssthresh, the last
+// calls in flight reach and that was used (half of it came back since it
+// last grew: RFC 7661's congestion-window validation), once per RTT:
+// doubling up to ssthresh, the last
 // limit known to be served (RFC 5681's slow-start threshold: half the
 // limit at the first timeout, the limit a queued cut left, the highest
 // limit a healthy window filled), then by 1/8. Between windows, Acquire
@@ -80,8 +82,11 @@ const (
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
-//	healthy    binding, once per RTT: ×2 up to ssthresh, then ssthresh =
-//	           limit and + max(1, limit/8)
+//	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
+//	           ssthresh, then ssthresh = limit and + max(1, limit/8)
+//	           (back: the most of the window's releases, the releases of
+//	           calls started since the limit last grew, Little's law on
+//	           the successes and on every release; Ignore counts)
 //
 // ssthresh is forgotten when the base falls below a Tolerance-th of the
 // base it was set at: a downstream that got that much faster has a new
@@ -94,7 +99,9 @@ const (
 // Congestion-Based Congestion Control", ACM Queue 2016), and the
 // throughput that does or does not follow the cut is BBR's delivery-rate
 // test, here done by the cut that a suspected queue calls for anyway; slow
-// start, ssthresh and one reduction per RTT are RFC 5681's. Unlike Envoy
+// start, ssthresh and one reduction per RTT are RFC 5681's; growing only a
+// limit of which half came back is RFC 7661's validated congestion window
+// (pipeACK ≥ cwnd/2). Unlike Envoy
 // it pins no calls to measure the min RTT (which sheds a downstream that
 // is merely slower), and unlike Gradient2 its base never drifts up with a
 // queue (the runaway limits of Netflix concurrency-limits #137/#165 and
@@ -367,6 +374,16 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	if g.clock < g.growAt {
 		return g.set(est) // one growth per RTT, as TCP's per round trip
+	}
+	// Grow only a limit that has been used: at least half of it came back
+	// since it last grew (or is in flight on average, by Little's law on
+	// every release). Calls held by a stall have not come back, and a limit
+	// raised on them doubled past a client pool of 50 into timeouts
+	// (TestGradientStallStaysNearPool).
+	dur := max(float64(w.Duration), 1)
+	back := max(float64(max(w.Released, w.Samples, w.BackSinceGrowth)), little, float64(w.ReleasedRTT)/dur)
+	if back < est/2 {
+		return g.set(est)
 	}
 	g.growAt = g.clock + rtt
 	if g.ssthresh == 0 || est < g.ssthresh {

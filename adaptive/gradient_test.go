@@ -621,6 +621,13 @@ func handWin(ok, timeouts, overloads int, rtt, sd time.Duration, p int) Window {
 		Overloads: overloads, MeanRTT: rtt, StdDevRTT: sd, MaxInFlight: p}
 }
 
+// back sets what has come back in w: released calls of any outcome, the
+// sum of their RTTs, and those released since the limit last grew.
+func back(w Window, released int, rtt time.Duration, since int) Window {
+	w.Released, w.ReleasedRTT, w.BackSinceGrowth = released, rtt, since
+	return w
+}
+
 // The rules of Gradient.Update, one window sequence each: start is the
 // limit before the first window; each window's result is the next limit.
 func TestGradientUpdateRules(t *testing.T) {
@@ -701,6 +708,14 @@ func TestGradientUpdateRules(t *testing.T) {
 		{"at most one doubling a window", 100, []Window{handWin(100, 0, 0, 200*ms, 0, 100)}, 200, 200 * ms, 200},
 		// 50 in flight with 8 on average: calls that have not come back
 		{"a peak in flight its successes do not account for: no Acquire growth", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50)}, 100, 20 * ms, 0},
+		// warm doubled the limit to 200; 10 calls came back since, of 200:
+		// a limit not in use (calls held by a stall) does not grow again
+		{"a limit not half come back does not grow", 100, []Window{warm, handWin(10, 0, 0, 20*ms, 0, 200)}, 200, 0, -1},
+		{"calls come back since the last growth count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 100, 0, 100)}, 400, 0, -1},
+		// 90 Ignore calls released (a cancelled or failed call used a slot)
+		{"released calls of any outcome count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 100, 0, 0)}, 400, 0, -1},
+		// 10 released in 250 ms holding 5 s each: 200 in flight on average
+		{"released calls in flight on average count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 10, 50*time.Second, 0)}, 400, 0, -1},
 		{"Acquire doubles at most to ssthresh", 100, []Window{handWin(0, 100, 0, 0, 0, 100), handWin(100, 0, 0, 20*ms, 0, 10)}, 50, 20 * ms, 0},
 		{"no growth by Acquire after timeouts", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 10), handWin(0, 100, 0, 0, 0, 100)}, 50, 20 * ms, 0},
 	} {

@@ -150,10 +150,16 @@ func (l *Limiter) Acquire() bool {
 // the new limit before it returns.
 func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	inFlight := l.inFlight.Add(-1)
+	began := int64(start.Sub(l.base))
+	if began >= l.win.grewAt.Load() {
+		l.win.back.Add(1)
+	}
 	if o == Ignore || o > Overload {
+		l.win.ignored.Add(1)
+		l.win.otherRTT.Add(int64(rtt))
 		return
 	}
-	now := int64(start.Sub(l.base) + rtt)
+	now := began + int64(rtt)
 	n := l.win.add(int64(rtt), o)
 	ws := l.win.start.Load()
 	// A window needs MinSamples samples, or as many as the limit lets in:
@@ -167,12 +173,12 @@ func (l *Limiter) closeWindow(ws, now, inFlight int64) {
 	if !l.win.start.CompareAndSwap(ws, now) {
 		return // another goroutine closed it
 	}
-	l.update(time.Duration(now-ws), inFlight)
+	l.update(time.Duration(now-ws), now, inFlight)
 }
 
-// update runs the algorithm on the window that just closed and queues a
-// limit change for OnLimitChange.
-func (l *Limiter) update(d time.Duration, inFlight int64) {
+// update runs the algorithm on the window that just closed at now (ns
+// since base) and queues a limit change for OnLimitChange.
+func (l *Limiter) update(d time.Duration, now, inFlight int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock() // also if a custom Algorithm panics
 	w := l.win.drain(d, inFlight)
@@ -192,6 +198,11 @@ func (l *Limiter) update(d time.Duration, inFlight int64) {
 		// No growth between the new limit and its ceiling: an Acquire in
 		// that gap would pair a cut with the old ceiling and undo it.
 		l.ceiling.Store(0)
+	}
+	if next > cur {
+		// Count the calls of the new limit that come back from now on.
+		l.win.grewAt.Store(now)
+		l.win.back.Store(0)
 	}
 	l.limit.Store(next)
 	l.clampToCap() // a SetCap may have lowered the cap since it was read

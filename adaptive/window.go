@@ -29,6 +29,17 @@ type Window struct {
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
 	MaxInFlight int
+	// Released counts calls released in the window with any outcome,
+	// Ignore included (calls), >= Samples.
+	Released int
+	// ReleasedRTT is the sum of the RTTs of the Released calls: divided by
+	// Duration, it is their mean count in flight (Little's law).
+	ReleasedRTT time.Duration
+	// BackSinceGrowth counts calls released with any outcome, in this
+	// window or earlier ones, that started at or after the last window
+	// whose close raised the limit (all calls before the first such
+	// window): how much of the limit has come back since it grew.
+	BackSinceGrowth int
 }
 
 // window accumulates samples with atomic counters; no lock is taken per call.
@@ -39,14 +50,18 @@ type window struct {
 	start       atomic.Int64 // ns since Limiter.base
 	minRTT      atomic.Int64 // ns, successes only; math.MaxInt64 when none
 	maxInFlight atomic.Int64
-	_           [40]byte
+	grewAt      atomic.Int64 // ns since Limiter.base: the last window close that raised the limit
+	_           [32]byte
 	// written by every Release
 	samples   atomic.Int64
 	drops     atomic.Int64
 	overloads atomic.Int64
 	sumRTT    atomic.Int64  // ns, successes only
 	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT
-	_         [24]byte
+	back      atomic.Int64  // released, started at or after grewAt; not drained
+	// written by the Releases of calls that did not succeed
+	ignored  atomic.Int64 // Ignore
+	otherRTT atomic.Int64 // ns, every outcome but Success
 }
 
 func (w *window) reset(now int64) {
@@ -66,6 +81,7 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 		if o == Overload {
 			w.overloads.Add(1)
 		}
+		w.otherRTT.Add(rtt)
 	} else {
 		w.sumRTT.Add(rtt)
 		us := uint64(min(max(rtt, 0), maxSqRTT) / 1000)
@@ -88,6 +104,8 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 // window of many samples, up to 2× in one of a single sample (seen in a
 // test whose 8 calls all ended at one synctest instant).
 func (w *window) drain(d time.Duration, inFlight int64) Window {
+	ignored := w.ignored.Swap(0)
+	otherRTT := w.otherRTT.Swap(0)
 	samples := w.samples.Swap(0)
 	drops := min(w.drops.Swap(0), samples)
 	overloads := min(w.overloads.Swap(0), drops)
@@ -95,7 +113,8 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	sq := w.sumSq.Swap(0)
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
-	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak)}
+	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak),
+		Released: int(samples + ignored), ReleasedRTT: time.Duration(sum + otherRTT), BackSinceGrowth: int(w.back.Load())}
 	if ok := samples - drops; ok > 0 && minRTT != math.MaxInt64 {
 		out.MeanRTT = time.Duration(sum / ok)
 		out.MinRTT = time.Duration(minRTT)
