@@ -255,7 +255,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 	p := float64(max(w.MaxInFlight, 0))
 	// The window's mean in-flight count, by Little's law: its successes
 	// per ns times their RTT.
-	little := float64(ok) * r / max(float64(w.Duration), 1)
+	dur := max(float64(w.Duration), 1)
+	little := float64(ok) * r / dur
 	rtt := max(r, g.base) // the pace of cuts and growth: once per RTT
 	if est > g.grown {
 		g.growAt = g.clock + rtt // Acquire grew the limit: the next growth waits one RTT
@@ -379,8 +380,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// since it last grew (or is in flight on average, by Little's law on
 	// every release). Calls held by a stall have not come back, and a limit
 	// raised on them doubled past a client pool of 50 into timeouts
-	// (TestGradientStallStaysNearPool).
-	dur := max(float64(w.Duration), 1)
+	// (TestGradientStallStaysNearPool). Samples and little stand in for a
+	// Window made without Released and ReleasedRTT.
 	back := max(float64(max(w.Released, w.Samples, w.BackSinceGrowth)), little, float64(w.ReleasedRTT)/dur)
 	if back < est/2 {
 		return g.set(est)

@@ -711,7 +711,7 @@ func TestGradientUpdateRules(t *testing.T) {
 		// warm doubled the limit to 200; 10 calls came back since, of 200:
 		// a limit not in use (calls held by a stall) does not grow again
 		{"a limit not half come back does not grow", 100, []Window{warm, handWin(10, 0, 0, 20*ms, 0, 200)}, 200, 0, -1},
-		{"calls come back since the last growth count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 100, 0, 100)}, 400, 0, -1},
+		{"calls come back since the last growth count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 10, 0, 100)}, 400, 0, -1},
 		// 90 Ignore calls released (a cancelled or failed call used a slot)
 		{"released calls of any outcome count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 100, 0, 0)}, 400, 0, -1},
 		// 10 released in 250 ms holding 5 s each: 200 in flight on average

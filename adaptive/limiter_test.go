@@ -389,3 +389,59 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// growOnce is a Fixed algorithm that raises the limit by one at its first
+// window and keeps every window it saw.
+type growOnce struct {
+	Fixed
+	ws []Window
+}
+
+func (g *growOnce) Update(limit int, w Window) int {
+	g.ws = append(g.ws, w)
+	if len(g.ws) == 1 {
+		return limit + 1
+	}
+	return limit
+}
+
+// Released and ReleasedRTT count every outcome, Ignore included, per
+// window; BackSinceGrowth counts the calls started since the last window
+// that raised the limit, across windows, and restarts at each such window.
+func TestWindowCountsWhatCameBack(t *testing.T) {
+	alg := &growOnce{}
+	l := mustNew(t, Config{Algorithm: alg, MinSamples: 2, WindowMin: time.Second, WindowMax: time.Minute})
+	const ms = time.Millisecond
+	at := func(d time.Duration) time.Time { return l.base.Add(d) }
+	for _, c := range []struct {
+		start, rtt time.Duration
+		o          Outcome
+	}{
+		// window 1, closed at 1.1 s, which raises the limit
+		{0, 100 * ms, Ignore}, {0, 200 * ms, Success}, {0, 1100 * ms, Drop},
+		// window 2, closed at 2.2 s: started at 0.5 s (before the growth),
+		// 1.2 s and 1.5 s
+		{500 * ms, time.Second, Success}, {1200 * ms, 300 * ms, Ignore}, {1500 * ms, 700 * ms, Success},
+		// window 3, closed at 3.3 s: started at 2.0 s and 0.2 s
+		{2000 * ms, 1200 * ms, Success}, {200 * ms, 3100 * ms, Success},
+	} {
+		if !l.Acquire() {
+			t.Fatal("refused")
+		}
+		l.Release(at(c.start), c.rtt, c.o)
+	}
+	type got struct {
+		released, back int
+		rtt            time.Duration
+	}
+	want := []got{{3, 3, 1400 * ms}, {3, 2, 2000 * ms}, {2, 3, 4300 * ms}}
+	if len(alg.ws) != len(want) {
+		t.Fatalf("%d windows; want %d", len(alg.ws), len(want))
+	}
+	for i, w := range alg.ws {
+		if g := (got{w.Released, w.BackSinceGrowth, w.ReleasedRTT}); g != want[i] {
+			t.Errorf("window %d: Released %d, BackSinceGrowth %d, ReleasedRTT %v; want %d, %d, %v",
+				i+1, g.released, g.back, g.rtt, want[i].released, want[i].back, want[i].rtt)
+		}
+	}
+}

@@ -32,13 +32,14 @@ type Window struct {
 	// Released counts calls released in the window with any outcome,
 	// Ignore included (calls), >= Samples.
 	Released int
-	// ReleasedRTT is the sum of the RTTs of the Released calls: divided by
-	// Duration, it is their mean count in flight (Little's law).
+	// ReleasedRTT is the sum of the RTTs of the Released calls, as given to
+	// Release (>= 0 for RTTs measured by time.Since): divided by Duration,
+	// it is their mean count in flight (Little's law).
 	ReleasedRTT time.Duration
-	// BackSinceGrowth counts calls released with any outcome, in this
-	// window or earlier ones, that started at or after the last window
-	// whose close raised the limit (all calls before the first such
-	// window): how much of the limit has come back since it grew.
+	// BackSinceGrowth counts calls (>= 0) released with any outcome, in
+	// this window or earlier ones, that started at or after the close of
+	// the last window that raised the limit (every call, before the first
+	// such window): how much of the limit has come back since it grew.
 	BackSinceGrowth int
 }
 
