@@ -147,10 +147,16 @@ func (l *Limiter) Acquire() bool {
 // and records its outcome as a sample. start must come from [time.Now] (it
 // carries the monotonic clock, so that Release reads no clock itself). If
 // the sample closes the current window, Release runs the Algorithm and sets
-// the new limit before it returns.
+// the new limit before it returns. A start before the Limiter was made
+// (the zero time.Time included) or a negative rtt is no sample: the slot
+// is given back and nothing else is recorded, so that such a call cannot
+// put a window's close out of reach or its mean below zero.
 func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	inFlight := l.inFlight.Add(-1)
 	began := int64(start.Sub(l.base))
+	if began < 0 || rtt < 0 {
+		return
+	}
 	if began >= l.win.grewAt.Load() {
 		l.win.back.Add(1)
 	}

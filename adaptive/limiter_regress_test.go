@@ -185,3 +185,45 @@ func TestAlgorithmPanicKeepsLock(t *testing.T) {
 		})
 	}
 }
+
+// Limiter.Release takes the call's start and RTT from the caller. Before
+// stop 27 a zero start (time.Time{}) put the sample at about −292 years, so
+// its window's age was negative: a Limiter given only such starts never
+// closed a window, and each such sample still counted in the next window
+// with its RTT. A negative RTT likewise lowered the window's mean RTT.
+// Measured before: 10 zero starts of 1 s and 10 negative RTTs of −1 s,
+// then, 300 ms later, 10 calls of 10 ms: the first of them closed a window
+// of 21 samples, mean RTT 476 µs. Now such a call gives its slot back and
+// is no sample: the tenth closes a window of 10 samples, mean 10 ms.
+func TestReleaseIgnoresZeroStartAndNegativeRTT(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &winRecorder{}
+		l := mustNew(t, Config{Algorithm: rec, MinSamples: 10})
+		for range 10 {
+			if !l.Acquire() {
+				t.Fatal("shed")
+			}
+			l.Release(time.Time{}, time.Second, Success)
+			if !l.Acquire() {
+				t.Fatal("shed")
+			}
+			l.Release(time.Now(), -time.Second, Success)
+		}
+		time.Sleep(300 * time.Millisecond) // past WindowMin (250 ms)
+		for range 10 {
+			if !l.Acquire() {
+				t.Fatal("shed")
+			}
+			l.Release(time.Now(), 10*time.Millisecond, Success)
+		}
+		if l.InFlight() != 0 {
+			t.Errorf("%d in flight after every call was released; want 0", l.InFlight())
+		}
+		if len(rec.ws) != 1 {
+			t.Fatalf("%d windows closed; want 1", len(rec.ws))
+		}
+		if w := rec.ws[0]; w.Samples != 10 || w.MeanRTT != 10*time.Millisecond {
+			t.Errorf("window: %d samples, mean RTT %v; want 10 and 10ms (the zero starts and negative RTTs are no samples)", w.Samples, w.MeanRTT)
+		}
+	})
+}
