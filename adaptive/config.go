@@ -31,8 +31,7 @@ type Config struct {
 	MaxLimit int
 
 	// WindowMin is the shortest window. Default 250 ms; range [1 ms, 1 min],
-	// and at most WindowMax. The one exception: a window closes once it
-	// holds 10⁵ samples, whatever its age, so that its sums cannot overflow.
+	// and at most WindowMax.
 	WindowMin time.Duration
 
 	// WindowMax is the longest window: once a window is this old, the next
@@ -41,17 +40,16 @@ type Config struct {
 	WindowMax time.Duration
 
 	// MinSamples is how many samples (successes plus drops) close a window
-	// that is at least WindowMin old. Default 10; range [1, 1e6] (a window
-	// closes at 10⁵ samples whatever MinSamples is).
+	// that is at least WindowMin old. Default 10; range [1, 1e6].
 	MinSamples int
 
 	// OnLimitChange, if set, is called when a closing window moves the
 	// limit, with the old and new limits (calls) and the window that moved
-	// it: at most once per window (WindowMin apart at the closest, or 10⁵
-	// samples). It runs on a goroutine of the limiter's own, started when a
-	// change is queued and ending once every queued change is delivered,
-	// never on a goroutine calling Acquire or Release: a callback that
-	// blocks delays later callbacks only, never a call. It runs outside the limiter's
+	// it: at most once per window (WindowMin apart at the closest). It runs
+	// on a goroutine of the limiter's own, started when a change is queued
+	// and ending once every queued change is delivered, never on a
+	// goroutine calling Acquire or Release: a callback that blocks delays
+	// later callbacks only, never a call. It runs outside the limiter's
 	// locks, so it may call into the Limiter or the Gate around it; by then
 	// the limit may have moved on. Calls are in order and never concurrent.
 	// A panic in the callback is recovered and its value discarded; it

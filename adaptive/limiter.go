@@ -170,7 +170,7 @@ func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	ws := l.win.start.Load()
 	// A window needs MinSamples samples, or as many as the limit lets in:
 	// at a limit of 1 and an RTT of 100 ms, 10 samples would take 1 s.
-	if age := now - ws; age >= l.winMin && (n >= min(l.minSamples, l.limit.Load()) || age >= l.winMax) || n >= maxSamples {
+	if age := now - ws; age >= l.winMin && (n >= min(l.minSamples, l.limit.Load()) || age >= l.winMax) {
 		l.closeWindow(ws, now, inFlight)
 	}
 }

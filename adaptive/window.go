@@ -22,9 +22,9 @@ type Window struct {
 	MeanRTT time.Duration
 	// MinRTT is the smallest RTT of the window's successes; 0 when it had none.
 	MinRTT time.Duration
-	// StdDevRTT is the sample standard deviation of the window's successes'
-	// RTTs, each taken at most as 10 s, to the microsecond (so at most about
-	// 7.1 s); 0 when it had fewer than two.
+	// StdDevRTT is the standard deviation of the RTTs of the window's
+	// successes (sample standard deviation, each RTT taken at most as 10 s,
+	// to the microsecond); 0 when it had fewer than two.
 	StdDevRTT time.Duration
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
@@ -58,7 +58,6 @@ type window struct {
 	drops     atomic.Int64
 	overloads atomic.Int64
 	sumRTT    atomic.Int64  // ns, successes only
-	sumCap    atomic.Int64  // µs, successes only, each RTT at most maxSqRTT
 	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT
 	back      atomic.Int64  // released, started at or after grewAt; not drained
 	// written by the Releases of calls that did not succeed
@@ -71,15 +70,9 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// maxSqRTT caps an RTT in the sums behind StdDevRTT (ns): 10 s, so that
-// the sum of maxSamples such squares in µs² (1e19) fits a uint64 (1.8e19).
+// maxSqRTT caps an RTT in the sum of squares (ns): 10 s, so that the sum
+// of 10⁵ such squares in µs² (1e19) still fits a uint64.
 const maxSqRTT = int64(10 * time.Second)
-
-// maxSamples closes a window at 10⁵ samples whatever its age (the Limiter
-// checks it), so that its sum of squares cannot overflow: the samples
-// released while the window drains add at most one per call in flight, and
-// 1.8e5 squares of 10 s would overflow.
-const maxSamples = 100_000
 
 // add records one sample (o is Success, Drop or Overload) and returns the
 // window's sample count after it.
@@ -92,9 +85,8 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 		w.otherRTT.Add(rtt)
 	} else {
 		w.sumRTT.Add(rtt)
-		us := min(max(rtt, 0), maxSqRTT) / 1000
-		w.sumCap.Add(us)
-		w.sumSq.Add(uint64(us * us))
+		us := uint64(min(max(rtt, 0), maxSqRTT) / 1000)
+		w.sumSq.Add(us * us)
 		for {
 			m := w.minRTT.Load()
 			if rtt >= m || w.minRTT.CompareAndSwap(m, rtt) {
@@ -119,7 +111,6 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	drops := min(w.drops.Swap(0), samples)
 	overloads := min(w.overloads.Swap(0), drops)
 	sum := w.sumRTT.Swap(0)
-	sumCap := w.sumCap.Swap(0)
 	sq := w.sumSq.Swap(0)
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
@@ -129,10 +120,9 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 		out.MeanRTT = time.Duration(sum / ok)
 		out.MinRTT = time.Duration(minRTT)
 		if ok > 1 {
-			// In µs, of the capped RTTs: Σx² − n·mean², over n − 1; a
-			// race between the sums (see above) can make it negative,
-			// which reads as 0.
-			m := float64(sumCap) / float64(ok)
+			// In µs: Σx² − n·mean², over n − 1; a race between the sums
+			// (see above) can make it negative, which reads as 0.
+			m := float64(min(sum/ok, maxSqRTT)) / 1000
 			v := (float64(sq) - float64(ok)*m*m) / float64(ok-1)
 			out.StdDevRTT = time.Duration(math.Sqrt(max(v, 0)) * 1000)
 		}
