@@ -23,8 +23,9 @@ type Window struct {
 	// MinRTT is the smallest RTT of the window's successes; 0 when it had none.
 	MinRTT time.Duration
 	// StdDevRTT is the standard deviation of the RTTs of the window's
-	// successes (sample standard deviation, each RTT taken at most as 10 s,
-	// to the microsecond); 0 when it had fewer than two.
+	// successes (sample standard deviation, to the microsecond, each RTT
+	// taken at most as 2³² µs, about 71 minutes); 0 when it had fewer than
+	// two.
 	StdDevRTT time.Duration
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
@@ -58,7 +59,8 @@ type window struct {
 	drops     atomic.Int64
 	overloads atomic.Int64
 	sumRTT    atomic.Int64  // ns, successes only
-	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT
+	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT; modulo 2⁶⁴
+	sumSqWrap atomic.Uint64 // how many times sumSq wrapped: the sum is sumSqWrap·2⁶⁴ + sumSq
 	back      atomic.Int64  // released, started at or after grewAt; not drained
 	// written by the Releases of calls that did not succeed
 	ignored  atomic.Int64 // Ignore
@@ -70,9 +72,10 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// maxSqRTT caps an RTT in the sum of squares (ns): 10 s, so that the sum
-// of 10⁵ such squares in µs² (1e19) still fits a uint64.
-const maxSqRTT = int64(10 * time.Second)
+// maxSqRTT caps an RTT in the sum of squares (ns): 2³² µs, so that its
+// square in µs² fits a uint64. The sum itself counts its wraps (sumSqWrap),
+// so no number of samples overflows it.
+const maxSqRTT = int64(1<<32) * int64(time.Microsecond)
 
 // add records one sample (o is Success, Drop or Overload) and returns the
 // window's sample count after it.
@@ -86,7 +89,9 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 	} else {
 		w.sumRTT.Add(rtt)
 		us := uint64(min(max(rtt, 0), maxSqRTT) / 1000)
-		w.sumSq.Add(us * us)
+		if sq := us * us; w.sumSq.Add(sq) < sq {
+			w.sumSqWrap.Add(1) // the add wrapped past 2⁶⁴
+		}
 		for {
 			m := w.minRTT.Load()
 			if rtt >= m || w.minRTT.CompareAndSwap(m, rtt) {
@@ -111,7 +116,8 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	drops := min(w.drops.Swap(0), samples)
 	overloads := min(w.overloads.Swap(0), drops)
 	sum := w.sumRTT.Swap(0)
-	sq := w.sumSq.Swap(0)
+	sq := float64(w.sumSq.Swap(0))
+	sq += float64(w.sumSqWrap.Swap(0)) * 0x1p64 // after sumSq: a sum from 0 cannot wrap
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
 	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak),
@@ -123,7 +129,7 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 			// In µs: Σx² − n·mean², over n − 1; a race between the sums
 			// (see above) can make it negative, which reads as 0.
 			m := float64(min(sum/ok, maxSqRTT)) / 1000
-			v := (float64(sq) - float64(ok)*m*m) / float64(ok-1)
+			v := (sq - float64(ok)*m*m) / float64(ok-1)
 			out.StdDevRTT = time.Duration(math.Sqrt(max(v, 0)) * 1000)
 		}
 	}
