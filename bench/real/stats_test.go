@@ -37,17 +37,18 @@ func TestStats(t *testing.T) {
 	add(1000, 2500, call{attempts: 1})
 	add(1100, 0, call{err: true, refused: true})
 	add(1200, 1000, call{attempts: 1, err: true, refused: true})
-	// heal: bins 0..2 fail, bin 3 has 19 of 20 OK (95%), then a refusal in
-	// bin 4 (after the recovery: shed while healthy) and one in bin 1
-	// (during it: not counted).
+	// heal: bins 0..2 fail, bin 3 has 20 of 21 OK (95%) and a refusal,
+	// then a refusal in bin 4 (after the recovery: shed while healthy);
+	// the refusals in bin 1 and in bin 3, the one in which full
+	// throughput came back, are the recovery's: not counted.
 	for b := range 3 {
 		add(2000+b*100, 10, call{attempts: 1, err: true, errText: "down"})
 	}
 	add(2150, 0, call{err: true, refused: true})
-	for i := range 19 {
+	for i := range 20 {
 		add(2300+i, 1, call{attempts: 1})
 	}
-	add(2350, 1, call{attempts: 1, err: true, errText: "down"})
+	add(2350, 0, call{err: true, refused: true})
 	add(2450, 0, call{err: true, refused: true})
 	tl.lanes = []*laneRun{lr}
 	got := tl.stats(0)
@@ -55,7 +56,7 @@ func TestStats(t *testing.T) {
 	want := []PhaseStats{
 		{Offered: 100, OK: 98, Refused: 1, Failed: 1, P99: ms(98), P99OK: ms(98), HealthyShed: 1, FirstError: "boom"},
 		{Offered: 3, Late: 1, Refused: 1, Failed: 1, P99: ms(2500), P99OK: ms(2500)},
-		{Offered: 25, OK: 19, Refused: 2, Failed: 4, P99: ms(10), P99OK: ms(1), Recovery: ms(300), HealthyShed: 1, FirstError: "down"},
+		{Offered: 26, OK: 20, Refused: 3, Failed: 3, P99: ms(10), P99OK: ms(1), Recovery: ms(300), HealthyShed: 1, FirstError: "down"},
 	}
 	for k := range want {
 		if got[k] != want[k] {
