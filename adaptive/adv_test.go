@@ -391,3 +391,33 @@ func TestAdvStdDevOverTenSeconds(t *testing.T) {
 	t.Logf("window: %d samples, %d drops, mean %v, sd %v", w.Samples, w.Drops, w.MeanRTT, w.StdDevRTT)
 	check(t, w.StdDevRTT < 17600*time.Millisecond || w.StdDevRTT > 17700*time.Millisecond, "StdDevRTT %v of successes at 5 s and 30 s; want 17.68 s", w.StdDevRTT)
 }
+
+// Regression: three successes of 2⁶² ns in one window overflowed the
+// int64 sum of their RTTs, and the window's MeanRTT was negative
+// (−1.54e18 ns, −49 years). Each RTT is now taken at most as 2³² µs (about 71.6
+// minutes), so the mean is that.
+func TestAdvSumRTTOverflow(t *testing.T) {
+	rec := &winRecorder{}
+	l := mustNew(t, Config{Algorithm: rec, MinSamples: 10, WindowMin: time.Minute, WindowMax: time.Minute})
+	start := time.Now()
+	huge := time.Duration(1 << 62)
+	for range 5 {
+		if !l.Acquire() {
+			t.Fatal("refused")
+		}
+	}
+	// The first closes a window of its own (its end is past WindowMax);
+	// the next three end at the same instant, in the next window.
+	for range 4 {
+		l.Release(start, huge, Success)
+	}
+	l.Release(start.Add(61*time.Second), huge, Drop) // closes the second window
+	if len(rec.ws) != 2 {
+		t.Fatalf("%d windows closed; want 2", len(rec.ws))
+	}
+	w := rec.ws[1]
+	t.Logf("window: %d samples, mean %v", w.Samples, w.MeanRTT)
+	if want := time.Duration(maxRTT); w.Samples != 4 || w.MeanRTT != want {
+		t.Errorf("window of %d samples, MeanRTT %v; want 4 samples (3 successes of 2⁶² ns, a drop), mean %v", w.Samples, w.MeanRTT, want)
+	}
+}

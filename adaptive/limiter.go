@@ -149,14 +149,16 @@ func (l *Limiter) Acquire() bool {
 // the sample closes the current window, Release runs the Algorithm and sets
 // the new limit before it returns. A start before the Limiter was made
 // (the zero time.Time included) or a negative rtt is no sample: the slot
-// is given back and nothing else is recorded (a start in the future or
-// an RTT of hours still delays the next window's close by as much).
+// is given back and nothing else is recorded. An rtt above 2³² µs (about
+// 71.6 minutes) is taken as that; a start in the future, or an RTT of
+// hours, still delays the next window's close by as much.
 func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	inFlight := l.inFlight.Add(-1)
 	began := int64(start.Sub(l.base))
 	if began < 0 || rtt < 0 {
 		return
 	}
+	rtt = min(rtt, time.Duration(maxRTT))
 	if began >= l.win.grewAt.Load() {
 		l.win.back.Add(1)
 	}

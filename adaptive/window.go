@@ -7,7 +7,8 @@ import (
 )
 
 // Window summarises the samples of one closed window; it is what an
-// [Algorithm] sees.
+// [Algorithm] sees. Every RTT it sums is taken at most as 2³² µs (about
+// 71.6 minutes).
 type Window struct {
 	// Duration is how long the window lasted.
 	Duration time.Duration
@@ -23,9 +24,8 @@ type Window struct {
 	// MinRTT is the smallest RTT of the window's successes; 0 when it had none.
 	MinRTT time.Duration
 	// StdDevRTT is the standard deviation of the RTTs of the window's
-	// successes (sample standard deviation, to the microsecond, each RTT
-	// taken at most as 2³² µs, about 71 minutes); 0 when it had fewer than
-	// two.
+	// successes (sample standard deviation, to the microsecond); 0 when
+	// it had fewer than two.
 	StdDevRTT time.Duration
 	// MaxInFlight is the peak in-flight count seen by Acquire in the window
 	// (calls), counting the acquiring call.
@@ -59,7 +59,7 @@ type window struct {
 	drops     atomic.Int64
 	overloads atomic.Int64
 	sumRTT    atomic.Int64  // ns, successes only
-	sumSq     atomic.Uint64 // µs², successes only, each RTT at most maxSqRTT; modulo 2⁶⁴
+	sumSq     atomic.Uint64 // µs², successes only; modulo 2⁶⁴
 	sumSqWrap atomic.Uint64 // how many times sumSq wrapped: the sum is sumSqWrap·2⁶⁴ + sumSq
 	back      atomic.Int64  // released, started at or after grewAt; not drained
 	// written by the Releases of calls that did not succeed
@@ -72,10 +72,11 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// maxSqRTT caps an RTT in the sum of squares (ns): 2³² µs, so that its
-// square in µs² fits a uint64. The sum itself counts its wraps (sumSqWrap),
-// so no number of samples overflows it.
-const maxSqRTT = int64(1<<32) * int64(time.Microsecond)
+// maxRTT caps every RTT a window takes (ns): 2³² µs, so that its square in
+// µs² fits a uint64 and two million of them fit the int64 sums. The sum of
+// squares counts its wraps (sumSqWrap), so no number of samples overflows
+// it.
+const maxRTT = int64(1<<32) * int64(time.Microsecond)
 
 // add records one sample (o is Success, Drop or Overload) and returns the
 // window's sample count after it.
@@ -88,7 +89,7 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 		w.otherRTT.Add(rtt)
 	} else {
 		w.sumRTT.Add(rtt)
-		us := uint64(min(max(rtt, 0), maxSqRTT) / 1000)
+		us := uint64(max(rtt, 0) / 1000)
 		if sq := us * us; w.sumSq.Add(sq) < sq {
 			w.sumSqWrap.Add(1) // the add wrapped past 2⁶⁴
 		}
@@ -128,7 +129,7 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 		if ok > 1 {
 			// In µs: Σx² − n·mean², over n − 1; a race between the sums
 			// (see above) can make it negative, which reads as 0.
-			m := float64(min(sum/ok, maxSqRTT)) / 1000
+			m := float64(sum/ok) / 1000
 			v := (sq - float64(ok)*m*m) / float64(ok-1)
 			out.StdDevRTT = time.Duration(math.Sqrt(max(v, 0)) * 1000)
 		}
