@@ -57,9 +57,7 @@ const (
 // downstream thrash). Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
-// most by half, once per RTT. A window whose r is above the threshold,
-// but not surely (r − 2se under it), neither cuts nor grows the limit.
-// Every other window grows a limit that the
+// most by half, once per RTT. Every other window grows a limit that the
 // calls in flight reach and that was used (half of it came back since it
 // last grew: RFC 7661's congestion-window validation), once per RTT:
 // doubling up to ssthresh, the last
@@ -84,7 +82,6 @@ const (
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
-//	doubtful   r > threshold ≥ r − 2se: the limit holds
 //	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
 //	           ssthresh, then ssthresh = limit and + max(1, limit/8)
 //	           (back: the most of the window's releases, the releases of
@@ -375,9 +372,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 	g.sure = r+2*se <= thr && p <= 2*little+4
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
-	}
-	if r > thr {
-		return g.set(est) // above the threshold, but not surely: no growth
 	}
 	if g.clock < g.growAt {
 		return g.set(est) // one growth per RTT, as TCP's per round trip

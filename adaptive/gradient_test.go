@@ -694,10 +694,6 @@ func TestGradientUpdateRules(t *testing.T) {
 		{"under the threshold: no cut", 100, []Window{warm, handWin(100, 0, 0, 29*ms, 0, 100)}, 200, 20 * ms, -1},
 		// r − 2se = 29 ms ≤ thr: not queued, and not healthy for sure
 		{"a doubtful window does not cut, nor lets Acquire grow", 100, []Window{warm, handWin(100, 0, 0, 31*ms, 10*ms, 100)}, 200, 20 * ms, 0},
-		// the same window, binding: r = 31 ms > thr = 30 ms, so no growth
-		// either (a window of one success, se = r, above it: WindowMin 1 ms
-		// and MinSamples 1 once grew the limit to MaxLimit on our own queue)
-		{"a doubtful window does not grow", 100, []Window{warm, handWin(100, 0, 0, 31*ms, 10*ms, 200)}, 200, 20 * ms, 0},
 		// timeouts at base 30 ms set ssthresh to 50 (limit 92); a base that
 		// falls below 30/Tolerance = 20 ms forgets it: ×2, not +1/8
 		{"ssthresh forgotten when the base falls by more than Tolerance", 100, []Window{
