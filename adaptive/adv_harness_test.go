@@ -46,6 +46,35 @@ func advRun(l *Limiter, rate float64, dur time.Duration, seed uint64, serve advS
 	return out
 }
 
+// advRunAt is advRun with an offered rate that varies with the time since
+// the start (rateAt, calls per second; Poisson arrivals), and separate
+// generators for the arrivals and for serve.
+func advRunAt(l *Limiter, rateAt func(time.Duration) float64, dur time.Duration, seed uint64, serve advServe) []arrival {
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(max(seed, 1), 9))
+	srng := rand.New(rand.NewPCG(max(seed, 1)+1000, 7))
+	var wg sync.WaitGroup
+	var out []arrival
+	for time.Since(start) < dur {
+		at := time.Since(start)
+		ok := l.Acquire()
+		out = append(out, arrival{at: at, limit: l.Limit(), shed: !ok})
+		if ok {
+			d, o := serve(at, srng)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := time.Now()
+				time.Sleep(d)
+				l.Release(s, time.Since(s), o)
+			}()
+		}
+		time.Sleep(time.Duration(rng.ExpFloat64() * float64(time.Second) / rateAt(at)))
+	}
+	wg.Wait()
+	return out
+}
+
 // advSummary counts the arrivals from some time on: shed, all, and the
 // limit range they saw.
 type advSummary struct {
