@@ -17,42 +17,33 @@ type advServe func(at time.Duration, rng *rand.Rand) (time.Duration, Outcome)
 // advRun offers calls to l at rate per second for dur, Poisson (seed > 0)
 // or evenly spaced (seed 0); inside a synctest bubble.
 func advRun(l *Limiter, rate float64, dur time.Duration, seed uint64, serve advServe) []arrival {
-	start := time.Now()
 	every := float64(time.Second) / rate
 	rng := rand.New(rand.NewPCG(max(seed, 1), 9))
-	var wg sync.WaitGroup
-	var out []arrival
-	for time.Since(start) < dur {
-		at := time.Since(start)
-		ok := l.Acquire()
-		out = append(out, arrival{at: at, limit: l.Limit(), shed: !ok})
-		if ok {
-			d, o := serve(at, rng)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := time.Now()
-				time.Sleep(d)
-				l.Release(s, time.Since(s), o)
-			}()
-		}
+	gap := func(time.Duration) time.Duration {
 		if seed > 0 {
-			time.Sleep(time.Duration(rng.ExpFloat64() * every))
-		} else {
-			time.Sleep(time.Duration(every))
+			return time.Duration(rng.ExpFloat64() * every)
 		}
+		return time.Duration(every)
 	}
-	wg.Wait()
-	return out
+	return advLoop(l, dur, gap, func(at time.Duration) (time.Duration, Outcome) { return serve(at, rng) })
 }
 
 // advRunAt is advRun with an offered rate that varies with the time since
 // the start (rateAt, calls per second; Poisson arrivals), and separate
 // generators for the arrivals and for serve.
 func advRunAt(l *Limiter, rateAt func(time.Duration) float64, dur time.Duration, seed uint64, serve advServe) []arrival {
-	start := time.Now()
 	rng := rand.New(rand.NewPCG(max(seed, 1), 9))
 	srng := rand.New(rand.NewPCG(max(seed, 1)+1000, 7))
+	gap := func(at time.Duration) time.Duration {
+		return time.Duration(rng.ExpFloat64() * float64(time.Second) / rateAt(at))
+	}
+	return advLoop(l, dur, gap, func(at time.Duration) (time.Duration, Outcome) { return serve(at, srng) })
+}
+
+// advLoop offers calls to l for dur, gap(at) apart, each admitted one
+// served as serve(at) says; inside a synctest bubble.
+func advLoop(l *Limiter, dur time.Duration, gap func(time.Duration) time.Duration, serve func(time.Duration) (time.Duration, Outcome)) []arrival {
+	start := time.Now()
 	var wg sync.WaitGroup
 	var out []arrival
 	for time.Since(start) < dur {
@@ -60,7 +51,7 @@ func advRunAt(l *Limiter, rateAt func(time.Duration) float64, dur time.Duration,
 		ok := l.Acquire()
 		out = append(out, arrival{at: at, limit: l.Limit(), shed: !ok})
 		if ok {
-			d, o := serve(at, srng)
+			d, o := serve(at)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -69,7 +60,7 @@ func advRunAt(l *Limiter, rateAt func(time.Duration) float64, dur time.Duration,
 				l.Release(s, time.Since(s), o)
 			}()
 		}
-		time.Sleep(time.Duration(rng.ExpFloat64() * float64(time.Second) / rateAt(at)))
+		time.Sleep(gap(at))
 	}
 	wg.Wait()
 	return out
