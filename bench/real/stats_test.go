@@ -85,6 +85,28 @@ func TestRecoveryNever(t *testing.T) {
 	}
 }
 
+// TestRecoveryCappedAtGrace: a heal whose bins reach 95% OK only after
+// 2 s (10% refused until then) excuses the refusals of its first
+// HealGrace, not of its whole recovery (a review at stop 28: 5 s of 10%
+// refusals counted 0 before).
+func TestRecoveryCappedAtGrace(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tl := &timeline{phases: []Phase{{Name: "fault"}, {Name: "heal", Healthy: true}}, bounds: []time.Duration{0, ms(100), ms(3100)}}
+	lr := &laneRun{peaks: make([]atomic.Int64, 2), limitLo: make([]int, 2), limitHi: make([]int, 2)}
+	for i := range 300 { // 10 calls every 100 ms; one in 10 refused for 2 s
+		c := call{start: ms(100 + 10*i), end: ms(101 + 10*i), attempts: 1, issued: true}
+		if i < 200 && i%10 == 0 {
+			c = call{start: ms(100 + 10*i), end: ms(100 + 10*i), err: true, refused: true, issued: true}
+		}
+		lr.calls = append(lr.calls, c)
+	}
+	tl.lanes = []*laneRun{lr}
+	s := tl.stats(0)[1]
+	if s.Recovery != ms(2000) || s.HealthyShed != 10 {
+		t.Errorf("Recovery %v, HealthyShed %d; want 2s, 10 (the refusals after HealGrace)", s.Recovery, s.HealthyShed)
+	}
+}
+
 // fakeReply is an error reply of a Redis server.
 type fakeReply string
 

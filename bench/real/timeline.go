@@ -27,9 +27,9 @@ type Phase struct {
 	Start func() (stop func() error, err error)
 }
 
-// HealGrace is how much of a healthy phase after a fault is taken as the
-// recovery when full throughput never comes back in it: its refusals are
-// not counted as shed while healthy (PhaseStats.HealthyShed).
+// HealGrace is the longest part of a healthy phase after a fault taken as
+// the recovery, whose refusals are not counted as shed while healthy
+// (PhaseStats.HealthyShed): the target gives full throughput 1 s.
 const HealGrace = time.Second
 
 // lane is one contender's calls through a timeline: its Caller and the
@@ -227,8 +227,8 @@ type PhaseStats struct {
 	// HealthyShed counts, in a Healthy phase, the calls refused by the
 	// contender (on any attempt) outside the recovery: in a phase that
 	// follows a fault, those that started after the 100 ms bin in which
-	// full throughput came back (Recovery + 100 ms), or after HealGrace if
-	// it never did.
+	// full throughput came back (Recovery + 100 ms) or after HealGrace,
+	// whichever is first.
 	HealthyShed int
 	// FirstError is the text of the first error that was not a refusal,
 	// "" if none.
@@ -285,9 +285,11 @@ func (tl *timeline) stats(j int) []PhaseStats {
 					// of the recovery: every refusal counted as shed while
 					// healthy in two runs at stop 28 was of a call started
 					// 2 µs–4.7 ms after the heal, into slots still held by
-					// the fault's calls.
+					// the fault's calls. But no recovery excuses refusals
+					// past HealGrace: a limiter that sheds 10% of a healed
+					// downstream's calls for 5 s is shedding it.
 					s.Recovery = time.Duration(i) * 100 * time.Millisecond
-					window = s.Recovery + 100*time.Millisecond
+					window = min(s.Recovery+100*time.Millisecond, HealGrace)
 					break
 				}
 			}
