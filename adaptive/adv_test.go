@@ -367,7 +367,7 @@ func TestAdvSumOfSquaresOverflow(t *testing.T) {
 // mean of the uncapped RTTs, capped, which is not the standard deviation
 // of either. Two successes of 5 s and 30 s: 0 before (Σx² − n·m² with m =
 // 10 s was negative, and Gradient took se = 0); 17.7 s, the true value,
-// since the cap is 2³² µs (71 min), as far as a square fits a uint64.
+// since the cap is 2³² − 1 µs (71.6 min), as far as a square fits a uint64.
 func TestAdvStdDevOverTenSeconds(t *testing.T) {
 	rec := &winRecorder{}
 	l := mustNew(t, Config{Algorithm: rec, MinSamples: 3, WindowMin: time.Minute, WindowMax: time.Minute})
@@ -392,8 +392,8 @@ func TestAdvStdDevOverTenSeconds(t *testing.T) {
 
 // Regression: three successes of 2⁶² ns in one window overflowed the
 // int64 sum of their RTTs, and the window's MeanRTT was negative
-// (−1.54e18 ns, −49 years). Each RTT is now taken at most as 2³² µs (about 71.6
-// minutes), so the mean is that.
+// (−1.54e18 ns, −49 years). Each RTT is now taken at most as 2³² − 1 µs
+// (about 71.6 minutes), so the mean is that.
 func TestAdvSumRTTOverflow(t *testing.T) {
 	rec := &winRecorder{}
 	l := mustNew(t, Config{Algorithm: rec, MinSamples: 10, WindowMin: time.Minute, WindowMax: time.Minute})
@@ -450,5 +450,45 @@ func TestAdvBimodalRampKeepsGrowing(t *testing.T) {
 				check(t, s.share() > 0.03, "%.2f%% of the calls to a healthy bimodal downstream shed (limit %d..%d, base %v); want ≤ 3%%", 100*s.share(), s.minLim, s.maxLim, g.Baseline())
 			})
 		})
+	}
+}
+
+// windowOf returns the Window that n successes of the given RTTs (cycled)
+// close, all released at one instant, with the window closed by a drop.
+func windowOf(t *testing.T, n int, rtts ...time.Duration) Window {
+	t.Helper()
+	rec := &winRecorder{}
+	l := mustNew(t, Config{Algorithm: rec, InitialLimit: n + 1, MaxLimit: n + 1, MinSamples: n + 1, WindowMin: time.Minute, WindowMax: time.Minute})
+	for range n + 1 {
+		if !l.Acquire() {
+			t.Fatal("refused")
+		}
+	}
+	start := time.Now()
+	for i := range n {
+		l.Release(start, rtts[i%len(rtts)], Success)
+	}
+	l.Release(start.Add(2*time.Minute), 0, Drop) // closes the window (age ≥ WindowMax)
+	if len(rec.ws) != 1 {
+		t.Fatalf("%d windows closed; want 1", len(rec.ws))
+	}
+	return rec.ws[0]
+}
+
+// Regressions found by a review at stop 28: (1) an RTT capped at 2³² µs
+// squared to 2⁶⁴, which wrapped to 0 (1 ms and 2 h: sd 0, not 50.6 min);
+// (2) the sum of squares truncated each RTT to the microsecond while the
+// mean kept its nanoseconds, which biased the variance low by about the
+// mean in µs (100 ms ± 200 µs, each with 999 ns more: sd 0, not 200 µs).
+func TestAdvStdDevCapAndRounding(t *testing.T) {
+	w := windowOf(t, 2, time.Millisecond, 2*time.Hour)
+	t.Logf("1 ms and 2 h: mean %v, sd %v", w.MeanRTT, w.StdDevRTT)
+	if w.StdDevRTT < 50*time.Minute || w.StdDevRTT > 51*time.Minute {
+		t.Errorf("StdDevRTT of 1 ms and 2 h (taken as 71.6 min): %v; want 50.6 min", w.StdDevRTT)
+	}
+	w = windowOf(t, 1000, 100*time.Millisecond-200*time.Microsecond+999, 100*time.Millisecond+200*time.Microsecond+999)
+	t.Logf("100 ms ± 200 µs: mean %v, sd %v", w.MeanRTT, w.StdDevRTT)
+	if w.StdDevRTT < 199*time.Microsecond || w.StdDevRTT > 201*time.Microsecond {
+		t.Errorf("StdDevRTT of 100 ms ± 200 µs: %v; want 200 µs", w.StdDevRTT)
 	}
 }

@@ -149,9 +149,10 @@ func (l *Limiter) Acquire() bool {
 // the sample closes the current window, Release runs the Algorithm and sets
 // the new limit before it returns. A start before the Limiter was made
 // (the zero time.Time included) or a negative rtt is no sample: the slot
-// is given back and nothing else is recorded. An rtt above 2³² µs (about
-// 71.6 minutes) is taken as that; a start in the future, or an RTT of
-// hours, still delays the next window's close by as much.
+// is given back and nothing else is recorded. An rtt above 2³² − 1 µs
+// (about 71.6 minutes) is taken as that; a start in the future, or a long
+// rtt, still delays the next window's close by as much (the rtt by at most
+// 71.6 minutes).
 func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	inFlight := l.inFlight.Add(-1)
 	began := int64(start.Sub(l.base))

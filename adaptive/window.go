@@ -7,8 +7,8 @@ import (
 )
 
 // Window summarises the samples of one closed window; it is what an
-// [Algorithm] sees. Every RTT it sums is taken at most as 2³² µs (about
-// 71.6 minutes).
+// [Algorithm] sees. Every RTT it sums is taken at most as 2³² − 1 µs
+// (about 71.6 minutes).
 type Window struct {
 	// Duration is how long the window lasted.
 	Duration time.Duration
@@ -33,9 +33,8 @@ type Window struct {
 	// Released counts calls released in the window with any outcome,
 	// Ignore included (calls), >= Samples.
 	Released int
-	// ReleasedRTT is the sum of the RTTs of the Released calls, as given to
-	// Release (>= 0 for RTTs measured by time.Since): divided by Duration,
-	// it is their mean count in flight (Little's law).
+	// ReleasedRTT is the sum of the RTTs of the Released calls (>= 0):
+	// divided by Duration, it is their mean count in flight (Little's law).
 	ReleasedRTT time.Duration
 	// BackSinceGrowth counts calls (>= 0) released with any outcome, in
 	// this window or earlier ones, that started at or after the close of
@@ -72,11 +71,11 @@ func (w *window) reset(now int64) {
 	w.minRTT.Store(math.MaxInt64)
 }
 
-// maxRTT caps every RTT a window takes (ns): 2³² µs, so that its square in
-// µs² fits a uint64 and two million of them fit the int64 sums. The sum of
-// squares counts its wraps (sumSqWrap), so no number of samples overflows
-// it.
-const maxRTT = int64(1<<32) * int64(time.Microsecond)
+// maxRTT caps every RTT a window takes (ns): 2³² − 1 µs, so that its
+// square in µs² fits a uint64 and two million of them fit the int64 sums.
+// The sum of squares counts its wraps (sumSqWrap), so no number of samples
+// overflows it.
+const maxRTT = int64(1<<32-1) * int64(time.Microsecond)
 
 // add records one sample (o is Success, Drop or Overload) and returns the
 // window's sample count after it.
@@ -89,7 +88,7 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 		w.otherRTT.Add(rtt)
 	} else {
 		w.sumRTT.Add(rtt)
-		us := uint64(max(rtt, 0) / 1000)
+		us := uint64((max(rtt, 0) + 500) / 1000) // rounded: truncated, it biased the variance low by about the mean
 		if sq := us * us; w.sumSq.Add(sq) < sq {
 			w.sumSqWrap.Add(1) // the add wrapped past 2⁶⁴
 		}
@@ -109,7 +108,11 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 // land in different windows, so a window's MeanRTT may be off by the RTTs
 // of the samples released at the very instant it closes: negligible in a
 // window of many samples, up to 2× in one of a single sample (seen in a
-// test whose 8 calls all ended at one synctest instant).
+// test whose 8 calls all ended at one synctest instant), and its StdDevRTT
+// by about one RTT/√n. A sum of squares that wraps past 2⁶⁴ µs² at that
+// instant (only past 180,000 successes of 10 s in a window, or with RTTs
+// of an hour) can count its wrap in the next window, whose StdDevRTT is
+// then too high by up to 71.6 min/√n.
 func (w *window) drain(d time.Duration, inFlight int64) Window {
 	ignored := w.ignored.Swap(0)
 	otherRTT := w.otherRTT.Swap(0)
