@@ -77,8 +77,9 @@ func (w *window) reset(now int64) {
 // overflows it.
 const maxRTT = int64(1<<32-1) * int64(time.Microsecond)
 
-// add records one sample (o is Success, Drop or Overload) and returns the
-// window's sample count after it.
+// add records one sample (o is Success, Drop or Overload; 0 <= rtt <=
+// maxRTT, as Release passes it) and returns the window's sample count
+// after it.
 func (w *window) add(rtt int64, o Outcome) int64 {
 	if o != Success {
 		w.drops.Add(1)
@@ -88,7 +89,7 @@ func (w *window) add(rtt int64, o Outcome) int64 {
 		w.otherRTT.Add(rtt)
 	} else {
 		w.sumRTT.Add(rtt)
-		us := uint64((max(rtt, 0) + 500) / 1000) // rounded: truncated, it biased the variance low by about the mean
+		us := uint64((rtt + 500) / 1000) // rounded: truncated, it biased the variance low by about the mean
 		if sq := us * us; w.sumSq.Add(sq) < sq {
 			w.sumSqWrap.Add(1) // the add wrapped past 2⁶⁴
 		}
@@ -121,7 +122,7 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	overloads := min(w.overloads.Swap(0), drops)
 	sum := w.sumRTT.Swap(0)
 	sq := float64(w.sumSq.Swap(0))
-	sq += float64(w.sumSqWrap.Swap(0)) * 0x1p64 // after sumSq: a sum from 0 cannot wrap
+	sq += float64(w.sumSqWrap.Swap(0)) * 0x1p64 // after sumSq, which the adds after its Swap restart from 0
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
 	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak),

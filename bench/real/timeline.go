@@ -29,7 +29,8 @@ type Phase struct {
 
 // HealGrace is the longest part of a healthy phase after a fault taken as
 // the recovery, whose refusals are not counted as shed while healthy
-// (PhaseStats.HealthyShed): the target gives full throughput 1 s.
+// (PhaseStats.HealthyShed): 1 s, the time the target gives full throughput
+// to come back after a heal.
 const HealGrace = time.Second
 
 // lane is one contender's calls through a timeline: its Caller and the
