@@ -27,6 +27,9 @@ const (
 	childSpanEnv  = "FLEET_TEST_SPAN"   // time to spread them over, a time.Duration
 	childGate     = "shared"            // the gate name every child uses
 	childOutput   = "FLEETCHILD "       // starts the line of the child's report
+	// childReady is the line runChild prints once its gate runs, just
+	// before its first call (execChildren waits for it before a fault).
+	childReady = "FLEETCHILD-READY"
 )
 
 // childReport is what a child prints, as JSON after childOutput.
@@ -108,6 +111,7 @@ func runChild() error {
 	if err := f.Start(); err != nil {
 		return err
 	}
+	fmt.Println(childReady)
 	type sample struct {
 		start   int64 // wall clock, ns
 		retries int
