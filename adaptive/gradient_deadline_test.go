@@ -1,0 +1,92 @@
+package adaptive
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// fifoShare runs one limiter through stages on a FIFO downstream (runFIFO)
+// for each seed and returns the successes from `from` to `to` as a share
+// of capacity (calls/s), averaged over the seeds; each seed's share, its
+// timeouts and limit range are logged.
+func fifoShare(t *testing.T, stages []fifoStage, seeds uint64, from, to time.Duration, capacity float64) float64 {
+	t.Helper()
+	var sum float64
+	for seed := uint64(1); seed <= seeds; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			l, _ := newGradientLimiter(t, Config{})
+			ok, timeouts, lo, hi := 0, 0, DefaultMaxLimit, 0
+			for _, c := range runFIFO([]*Limiter{l}, stages, seed) {
+				if c.at < from || c.at >= to {
+					continue
+				}
+				lo, hi = min(lo, c.limit), max(hi, c.limit)
+				switch {
+				case c.timedOut:
+					timeouts++
+				case !c.shed:
+					ok++
+				}
+			}
+			share := float64(ok) / (to - from).Seconds() / capacity
+			sum += share
+			t.Logf("seed %d: successes %.1f%% of capacity, %d timeouts, limit %d..%d", seed, 100*share, timeouts, lo, hi)
+		})
+	}
+	return sum / float64(seeds)
+}
+
+// Rule 2 without a cascade: bench's S11 on a FIFO downstream. 100 calls/s
+// against 50 workers whose service goes from 100 ms to 2 s (p99 2.6 s,
+// capacity 24.5 calls/s) at 30 s, with a 3 s attempt timeout that a 2 s
+// answer meets. The tolerance cannot see a queue that stays under 1.5 ×
+// the base, so the limit grows past the workers until queued calls time
+// out, and the timeouts cut it. The calls admitted before a cut keep
+// timing out for up to the 3 s timeout, past the RTT of 2 s that paces
+// the cuts, and a healthy window between two such cuts ends the timeout
+// episode, so each cut halves ssthresh again (90 → 55 → 31 → 18) and the
+// limit regrows by 1/8 per RTT while the workers idle. KNOWN GAP.
+//
+//	successes from 60 s to 120 s, % of capacity (seeds 1, 2, 3, 4)
+//	now                                           84.7, 82.3, 79.7, 84.7 (mean 82.9)
+//	tried at stop 29: the episode ends one RTT    91.4, 87.9, 90.3, 87.0 (mean 89.2)
+//	after the last cut (docs/benchmarks.md)
+func TestGradientPatientDeadlineNoCascade(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	stages := []fifoStage{
+		{30 * s, 100, 50, 100 * ms, 2, 3 * s},
+		{90 * s, 100, 50, 2 * s, 1.3, 3 * s},
+	}
+	mean := fifoShare(t, stages, 4, 60*s, 120*s, 50/stages[1].mean().Seconds())
+	check(t, mean < 0.86, "successes %.1f%% of capacity on average over seeds 1–4; want ≥ 86%%", 100*mean)
+}
+
+// Rule 2 when the capacity falls in steps at a long RTT: 400 → 100 → 25 →
+// 6 workers, 20 s apart, service 2 s (p99 2.4 s), attempt timeout 3 s,
+// offered half the 400 workers' capacity (98.5 calls/s). Between windows,
+// Acquire goes back to ssthresh at once after a healthy window; ssthresh,
+// half the limit at the first timeout of an episode, was set at a higher
+// capacity, so each jump queues far more calls than 6 workers serve in
+// 3 s, and they time out while the workers still serve them. KNOWN GAP
+// (a review's shape at stop 29).
+//
+//	successes 20–60 s after the fall to 6 workers, % of capacity (seeds 1–4)
+//	now                                                   5.0, 0.0, 0.0, 0.0 (mean 1.3)
+//	tried at stop 29: Acquire doubling toward ssthresh instead of jumping
+//	to it took a review's harness of this shape from 6.4% to 61.1% (20
+//	seeds), but after a heal shed 20 calls past 1.5 s
+//	(TestSustainedSlowdownThenRecovery)
+func TestGradientStepwiseCapacityLoss(t *testing.T) {
+	const s = time.Second
+	stage := func(dur time.Duration, workers int) fifoStage {
+		return fifoStage{dur, 0, workers, 2 * s, 1.2, 3 * s}
+	}
+	stages := []fifoStage{stage(40*s, 400), stage(20*s, 100), stage(20*s, 25), stage(60*s, 6)}
+	for i := range stages {
+		stages[i].rate = 0.5 * 400 / stages[0].mean().Seconds()
+	}
+	capacity := 6 / stages[3].mean().Seconds()
+	mean := fifoShare(t, stages, 4, 100*s, 140*s, capacity)
+	check(t, mean < 0.5, "successes %.1f%% of the 6 workers' capacity on average over seeds 1–4; want ≥ 50%%", 100*mean)
+}
