@@ -108,9 +108,12 @@ const (
 // failsafe-go #127): it rises only when a cut shows that the RTT does not
 // follow our in-flight count. A fleet of gates that fill one queue together
 // sees the same RTT rise in the same windows and cuts together, so their
-// experiments see the throughput hold. Known limitation: a start straight
+// experiments see the throughput hold. Known limitations: a start straight
 // into an overload takes the queued RTT for the base, and the limit then
-// holds above the capacity until the RTT falls below that base.
+// holds above the capacity until the RTT falls below that base; and a
+// capacity that falls in steps at a long RTT, under an attempt timeout
+// close to it, is not followed, because Acquire goes back at once to an
+// ssthresh set at a higher capacity (docs/design.md).
 type Gradient struct {
 	owner owner // claimed by the Limiter that runs it
 	tol   float64

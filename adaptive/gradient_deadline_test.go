@@ -37,16 +37,17 @@ func fifoShare(t *testing.T, stages []fifoStage, seeds uint64, from, to time.Dur
 	return sum / float64(seeds)
 }
 
-// Rule 2 without a cascade: bench's S11 on a FIFO downstream. 100 calls/s
+// The rule 2 (timeouts argue for fewer slots) without a cascade: bench's S11 on a FIFO downstream. 100 calls/s
 // against 50 workers whose service goes from 100 ms to 2 s (p99 2.6 s,
-// capacity 24.5 calls/s) at 30 s, with a 3 s attempt timeout that a 2 s
+// capacity 24.8 calls/s) at 30 s, with a 3 s attempt timeout that a 2 s
 // answer meets. The tolerance cannot see a queue that stays under 1.5 ×
 // the base, so the limit grows past the workers until queued calls time
 // out, and the timeouts cut it. The calls admitted before a cut keep
 // timing out for up to the 3 s timeout, past the RTT of 2 s that paces
 // the cuts, and a healthy window between two such cuts ends the timeout
-// episode, so each cut halves ssthresh again (90 → 55 → 31 → 18) and the
-// limit regrows by 1/8 per RTT while the workers idle. KNOWN GAP.
+// episode, so each cut starts a new one and sets ssthresh to half the
+// limit again (limits 90 → 55, 62 → 31, 35 → 18) and the limit regrows by
+// max(1, limit/8) per RTT while the workers idle. KNOWN GAP.
 //
 //	successes from 60 s to 120 s, % of capacity (seeds 1, 2, 3, 4)
 //	now                                           84.7, 82.3, 79.7, 84.7 (mean 82.9)
@@ -62,9 +63,9 @@ func TestGradientPatientDeadlineNoCascade(t *testing.T) {
 	check(t, mean < 0.86, "successes %.1f%% of capacity on average over seeds 1–4; want ≥ 86%%", 100*mean)
 }
 
-// Rule 2 when the capacity falls in steps at a long RTT: 400 → 100 → 25 →
+// The rule 2 when the capacity falls in steps at a long RTT: 400 → 100 → 25 →
 // 6 workers, 20 s apart, service 2 s (p99 2.4 s), attempt timeout 3 s,
-// offered half the 400 workers' capacity (98.5 calls/s). Between windows,
+// offered half the 400 workers' capacity (99.7 calls/s). Between windows,
 // Acquire goes back to ssthresh at once after a healthy window; ssthresh,
 // half the limit at the first timeout of an episode, was set at a higher
 // capacity, so each jump queues far more calls than 6 workers serve in

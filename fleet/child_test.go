@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -27,8 +28,9 @@ const (
 	childSpanEnv  = "FLEET_TEST_SPAN"   // time to spread them over, a time.Duration
 	childGate     = "shared"            // the gate name every child uses
 	childOutput   = "FLEETCHILD "       // starts the line of the child's report
-	// childReady is the line runChild prints once its gate runs, just
-	// before its first call (execChildren waits for it before a fault).
+	// childReady is the line runChild prints once its gate runs; it then
+	// waits for its stdin to close, which execChildren does once every
+	// child has printed it, and makes its first call.
 	childReady = "FLEETCHILD-READY"
 )
 
@@ -112,6 +114,10 @@ func runChild() error {
 		return err
 	}
 	fmt.Println(childReady)
+	// Start with the others: execChildren closes stdin once all are ready.
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		return err
+	}
 	type sample struct {
 		start   int64 // wall clock, ns
 		retries int

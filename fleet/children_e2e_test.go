@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,11 +19,14 @@ import (
 // children p1, p2, ... with those variables added to this process's
 // environment, runs started (if not nil) while they do, and returns the
 // report each printed after childOutput once all have exited. A child that
-// fails or prints no report fails the test. started runs once every child
-// has printed childReady (or exited), so that its faults fall inside the
-// children's calls however slowly they start: on a loaded machine the
-// children of TestFaultRedisRestart began their calls after the restart
-// and saw no kill.
+// fails or prints no report fails the test. A child of runChild prints
+// childReady once its gate runs and waits for its stdin to close before
+// its first call: execChildren closes every child's stdin once all have
+// printed it (or exited), then runs started, so that the children's calls
+// start together and the faults fall inside them however slowly each
+// child starts (on a loaded machine the children of TestFaultRedisRestart
+// began their calls after the restart and saw no kill). With started, a
+// child that exits without printing childReady fails the test.
 func execChildren[R any](t *testing.T, envs [][]string, started func()) []R {
 	t.Helper()
 	type out struct {
@@ -31,6 +35,8 @@ func execChildren[R any](t *testing.T, envs [][]string, started func()) []R {
 	}
 	outs := make([]*out, len(envs))
 	ready := make(chan struct{}, len(envs))
+	rws := make([]*readyWriter, len(envs))
+	var stdins []io.WriteCloser
 	var wg sync.WaitGroup
 	for i, env := range envs {
 		o := &out{}
@@ -38,7 +44,13 @@ func execChildren[R any](t *testing.T, envs [][]string, started func()) []R {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(append(os.Environ(), childEnv+"="+fmt.Sprintf("p%d", i+1)), env...)
 		rw := &readyWriter{buf: &o.stdout, ready: ready}
+		rws[i] = rw
 		cmd.Stdout, cmd.Stderr = rw, &o.stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdins = append(stdins, stdin)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -47,13 +59,21 @@ func execChildren[R any](t *testing.T, envs [][]string, started func()) []R {
 			rw.signal() // an exited child is not waited for
 		})
 	}
+	for range envs {
+		<-ready
+	}
+	for _, stdin := range stdins {
+		stdin.Close() // go: every child is ready
+	}
 	if started != nil {
-		for range envs {
-			<-ready
-		}
 		started()
 	}
 	wg.Wait()
+	for i, rw := range rws {
+		if started != nil && !rw.seen {
+			t.Errorf("child %d exited before it was ready, so the faults missed it", i+1)
+		}
+	}
 	reports := make([]R, len(outs))
 	for i, o := range outs {
 		if o.err != nil {
@@ -85,6 +105,7 @@ type readyWriter struct {
 	buf   *bytes.Buffer
 	ready chan<- struct{}
 	once  sync.Once
+	seen  bool // childReady was printed; read after Wait
 }
 
 func (w *readyWriter) Write(p []byte) (int, error) {
@@ -92,7 +113,8 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 	// the marker may straddle two writes: look at the new bytes and the
 	// marker's length before them (a cap child prints megabytes)
 	b := w.buf.Bytes()
-	if bytes.Contains(b[max(0, len(b)-len(p)-len(childReady)):], []byte(childReady)) {
+	if !w.seen && bytes.Contains(b[max(0, len(b)-len(p)-len(childReady)):], []byte(childReady)) {
+		w.seen = true
 		w.signal()
 	}
 	return n, err
