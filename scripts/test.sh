@@ -13,6 +13,12 @@ for mod in $(find . -name go.mod -not -path './.git/*' | sort); do
   (cd "$dir" && go test -race -count=1 ./...)   # -count=1: run every test, never replay a cached pass
 done
 
+# The scenario suite's targets, without -race: under -race, bench runs only
+# floodgate's contenders through the scenarios and checks no target (186 s
+# there for all six contenders, 20 s without -race).
+echo "== go test -count=1 -run '^TestScenario' . in ./bench (the scenario targets, without -race)"
+(cd bench && go test -count=1 -run '^TestScenario' .)
+
 # Short fuzz runs, one target per go test invocation (-fuzz takes one target
 # and one package): "package target" pairs, one line each. A target listed
 # here but missing from its package is skipped with a message, except under
