@@ -8,9 +8,11 @@ import (
 	"time"
 )
 
-// Adversarial tests of the Gradient change (helper h-adv). Each test
-// FAILS on the branch as committed: it demonstrates a defect; its doc
-// gives the numbers measured.
+// Adversarial tests: shapes that reviews found to break the limiter, each
+// with the numbers measured in its doc. A test listed in knownGaps
+// (adv_harness_test.go) demonstrates a defect not fixed yet and logs its
+// miss; every other one is a regression test of a fixed defect and fails
+// if it comes back.
 
 const milli = time.Millisecond
 

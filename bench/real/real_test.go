@@ -25,7 +25,11 @@ import (
 // since stop 28, when the heal's recovery came to include the 100 ms bin
 // in which full throughput came back (PhaseStats.HealthyShed): every
 // refusal counted before in two instrumented runs came 2 µs–4.7 ms after
-// a heal, and three short runs after the change shed none.
+// a heal, and three short runs after the change shed none. They have
+// failed since in 1 of 12 runs (stop 28's 6, and stop 29's 6 clean-clone
+// CI runs): Redis, 4 calls shed in "healthy again" (limit 1–40 there),
+// after stalls in which floodgate's limit ranged 1–40 and it served 39
+// calls within the deadline against go-redis deadline's 632.
 var notYetMet = map[[2]string]bool{
 	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
 	{"HTTP", "latency 300 ms: floodgate's successes within the deadline ≥ net/http's"}:   true,
