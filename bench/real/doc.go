@@ -13,7 +13,9 @@
 // call is counted in the phase in which it started; the next phase starts
 // once the fault is gone (the last DEBUG SLEEP returned, the toxic
 // removed). Per phase and contender the report gives the successes within
-// the deadline, those after it (a client that ignores the deadline), the
+// the deadline (and how many of them ended after the phase: in a fault's
+// phase, calls served once the fault was gone), those after it (a client
+// that ignores the deadline), the
 // calls refused before any attempt reached the downstream (and how long a
 // refusal took), the failures, the p99 latency, the peak of attempts in
 // flight inside the client, the contender's limit, and after a heal the

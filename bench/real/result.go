@@ -75,7 +75,7 @@ func (r *Result) HealthyShed(contender string) int {
 // healthy.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| phase | contender | offered | ok ≤ 2 s | ok > 2 s | refused | refusal p99 | failed | p99 | p99 ok | peak in flight | limit | full throughput after the heal |\n")
+	b.WriteString("| phase | contender | offered | ok ≤ 2 s (ended after the phase) | ok > 2 s | refused | refusal p99 | failed | p99 | p99 ok | peak in flight | limit | full throughput after the heal |\n")
 	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for k, p := range r.Phases {
 		heal := k > 0 && !r.Phases[k-1].Healthy
@@ -93,8 +93,8 @@ func (r *Result) Table() string {
 			if s.Refused > 0 {
 				refusal = dur(s.P99Refused)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %d | %s | %s | %d | %s | %s |\n",
-				p.Name, name, s.Offered, s.OK, s.Late, s.Refused, refusal, s.Failed, dur(s.P99), dur(s.P99OK),
+			fmt.Fprintf(&b, "| %s | %s | %d | %d (%d) | %d | %d | %s | %d | %s | %s | %d | %s | %s |\n",
+				p.Name, name, s.Offered, s.OK, s.OKAfter, s.Late, s.Refused, refusal, s.Failed, dur(s.P99), dur(s.P99OK),
 				s.PeakInFlight, limit, rec)
 		}
 	}

@@ -25,16 +25,19 @@ func TestStats(t *testing.T) {
 		c.start, c.end, c.issued = ms(start), ms(start+took), true
 		lr.calls = append(lr.calls, c)
 	}
-	// healthy: 98 successes of 1..98 ms, one refusal of 0 attempts (shed
-	// while healthy) and one failure.
+	// healthy: 98 successes of 1..98 ms (the 7 started at 910 ms or later
+	// end after the phase), one refusal of 0 attempts (shed while healthy)
+	// and one failure.
 	for i := range 98 {
 		add(i*10, i+1, call{attempts: 1})
 	}
 	add(985, 0, call{err: true, refused: true})
 	add(990, 5, call{attempts: 1, err: true, errText: "boom"})
-	// fault: a success after the deadline, a refusal, a failure after two
-	// attempts, the second refused (counted as failed).
+	// fault: a success after the deadline, one within it that ends after
+	// the phase (OKAfter), a refusal, a failure after two attempts, the
+	// second refused (counted as failed).
 	add(1000, 2500, call{attempts: 1})
+	add(1900, 300, call{attempts: 1})
 	add(1100, 0, call{err: true, refused: true})
 	add(1200, 1000, call{attempts: 1, err: true, refused: true})
 	// heal: bins 0..2 fail, bin 3 has 20 of 21 OK (95%) and a refusal,
@@ -54,8 +57,8 @@ func TestStats(t *testing.T) {
 	got := tl.stats(0)
 
 	want := []PhaseStats{
-		{Offered: 100, OK: 98, Refused: 1, Failed: 1, P99: ms(98), P99OK: ms(98), HealthyShed: 1, FirstError: "boom"},
-		{Offered: 3, Late: 1, Refused: 1, Failed: 1, P99: ms(2500), P99OK: ms(2500)},
+		{Offered: 100, OK: 98, OKAfter: 7, Refused: 1, Failed: 1, P99: ms(98), P99OK: ms(98), HealthyShed: 1, FirstError: "boom"},
+		{Offered: 4, OK: 1, OKAfter: 1, Late: 1, Refused: 1, Failed: 1, P99: ms(2500), P99OK: ms(2500)},
 		{Offered: 26, OK: 20, Refused: 3, Failed: 3, P99: ms(10), P99OK: ms(1), Recovery: ms(300), HealthyShed: 1, FirstError: "down"},
 	}
 	for k := range want {

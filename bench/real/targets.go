@@ -50,12 +50,13 @@ func Targets() []Target {
 }
 
 // atLeast is the target "in phase, floodgate's successes within the
-// deadline ≥ base's", within SuccessMargin.
+// deadline ≥ base's", within SuccessMargin. The measured text also gives
+// how many of each ended after the phase (PhaseStats.OKAfter).
 func atLeast(trial, phase, base string) Target {
 	return Target{trial, phase + ": floodgate's successes within the deadline ≥ " + base + "'s", func(r *Result) (string, bool) {
 		f, _ := r.Stat("floodgate", phase)
 		b, _ := r.Stat(base, phase)
-		return fmt.Sprintf("floodgate %d, %s %d of %d offered", f.OK, base, b.OK, b.Offered),
+		return fmt.Sprintf("floodgate %d (%d ended after the phase), %s %d (%d) of %d offered", f.OK, f.OKAfter, base, b.OK, b.OKAfter, b.Offered),
 			float64(f.OK) >= (1-SuccessMargin)*float64(b.OK)
 	}}
 }

@@ -204,6 +204,12 @@ type PhaseStats struct {
 	// OK counts the successes within the Deadline; Late those after it (a
 	// client that ignores its context's deadline).
 	OK, Late int
+	// OKAfter counts the OK calls that ended after the phase did. In a
+	// fault's phase they are calls served once the fault was gone: a
+	// client that queues calls for a pooled connection serves those of
+	// the fault's last Deadline then, where a limiter that sheds instead
+	// of queueing has refused them.
+	OKAfter int
 	// Refused counts the calls the contender refused before any attempt
 	// reached the client (shed, breaker open); P99Refused is their p99
 	// duration.
@@ -258,6 +264,9 @@ func (tl *timeline) stats(j int) []PhaseStats {
 			switch {
 			case !c.err && d <= Deadline:
 				s.OK++
+				if c.end > to {
+					s.OKAfter++
+				}
 				b[1]++
 				ok = append(ok, d)
 				all = append(all, d)
