@@ -14,12 +14,12 @@ import (
 )
 
 // TestStats checks the per-phase numbers on a hand-made timeline: a
-// healthy phase of 1 s, a fault, and a heal whose first 300 ms fail,
-// with calls of every outcome.
+// healthy phase of 1 s, a fault of 1.5 s, and a heal whose first 300 ms
+// fail, with calls of every outcome.
 func TestStats(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	phases := []Phase{{Name: "healthy", Healthy: true}, {Name: "fault"}, {Name: "heal", Healthy: true}}
-	tl := &timeline{phases: phases, bounds: []time.Duration{0, ms(1000), ms(2000), ms(4000)}}
+	tl := &timeline{phases: phases, bounds: []time.Duration{0, ms(1000), ms(2500), ms(4500)}}
 	lr := &laneRun{peaks: make([]atomic.Int64, 3), limitLo: make([]int, 3), limitHi: make([]int, 3)}
 	add := func(start, took int, c call) {
 		c.start, c.end, c.issued = ms(start), ms(start+took), true
@@ -33,11 +33,13 @@ func TestStats(t *testing.T) {
 	}
 	add(985, 0, call{err: true, refused: true})
 	add(990, 5, call{attempts: 1, err: true, errText: "boom"})
-	// fault: a success after the deadline, one within it that ends after
-	// the phase (OKAfter), a refusal, a failure after two attempts, the
-	// second refused (counted as failed).
+	// fault: a success after the deadline; two within it, one ending at
+	// the phase's bound (not OKAfter) and one 1 ms after it (OKAfter); a
+	// refusal; a failure after two attempts, the second refused (counted
+	// as failed).
 	add(1000, 2500, call{attempts: 1})
-	add(1900, 300, call{attempts: 1})
+	add(1900, 600, call{attempts: 1})
+	add(1950, 551, call{attempts: 1})
 	add(1100, 0, call{err: true, refused: true})
 	add(1200, 1000, call{attempts: 1, err: true, refused: true})
 	// heal: bins 0..2 fail, bin 3 has 20 of 21 OK (95%) and a refusal,
@@ -45,20 +47,20 @@ func TestStats(t *testing.T) {
 	// the refusals in bin 1 and in bin 3, the one in which full
 	// throughput came back, are the recovery's: not counted.
 	for b := range 3 {
-		add(2000+b*100, 10, call{attempts: 1, err: true, errText: "down"})
+		add(2500+b*100, 10, call{attempts: 1, err: true, errText: "down"})
 	}
-	add(2150, 0, call{err: true, refused: true})
+	add(2650, 0, call{err: true, refused: true})
 	for i := range 20 {
-		add(2300+i, 1, call{attempts: 1})
+		add(2800+i, 1, call{attempts: 1})
 	}
-	add(2350, 0, call{err: true, refused: true})
-	add(2450, 0, call{err: true, refused: true})
+	add(2850, 0, call{err: true, refused: true})
+	add(2950, 0, call{err: true, refused: true})
 	tl.lanes = []*laneRun{lr}
 	got := tl.stats(0)
 
 	want := []PhaseStats{
 		{Offered: 100, OK: 98, OKAfter: 7, Refused: 1, Failed: 1, P99: ms(98), P99OK: ms(98), HealthyShed: 1, FirstError: "boom"},
-		{Offered: 4, OK: 1, OKAfter: 1, Late: 1, Refused: 1, Failed: 1, P99: ms(2500), P99OK: ms(2500)},
+		{Offered: 5, OK: 2, OKAfter: 1, Late: 1, Refused: 1, Failed: 1, P99: ms(2500), P99OK: ms(2500)},
 		{Offered: 26, OK: 20, Refused: 3, Failed: 3, P99: ms(10), P99OK: ms(1), Recovery: ms(300), HealthyShed: 1, FirstError: "down"},
 	}
 	for k := range want {

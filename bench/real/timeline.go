@@ -208,7 +208,8 @@ type PhaseStats struct {
 	// fault's phase they are calls served once the fault was gone: a
 	// client that queues calls for a pooled connection serves those of
 	// the fault's last Deadline then, where a limiter that sheds instead
-	// of queueing has refused them.
+	// of queueing has refused them. In the last phase they are calls
+	// that ended after the run's last bound.
 	OKAfter int
 	// Refused counts the calls the contender refused before any attempt
 	// reached the client (shed, breaker open); P99Refused is their p99
