@@ -662,7 +662,9 @@ func TestGradientUpdateRules(t *testing.T) {
 		ceiling int           // after the last window; -1: not checked
 	}{
 		{"base is r + 2 standard errors", 100, []Window{handWin(100, 0, 0, 20*ms, 10*ms, 50)}, 100, 22 * ms, -1},
-		// the base needs two successes for r + 2se; the first window takes r
+		// the base needs two successes for r + 2se; the first window takes
+		// r (with r + 2r, a gate whose windows hold one success exported a
+		// baseline of 3× its RTT: tried at stop 32)
 		{"one success: the first window's r", 100, []Window{handWin(1, 0, 0, 10*ms, 0, 1)}, 100, 10 * ms, -1},
 		{"one success does not lower the base", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50), handWin(1, 0, 0, 10*ms, 0, 1)}, 100, 20 * ms, -1},
 		{"base falls at once", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 50), handWin(100, 0, 0, 10*ms, 0, 50)}, 100, 10 * ms, -1},
@@ -751,6 +753,34 @@ func TestGradientUpdateRules(t *testing.T) {
 				t.Errorf("ceiling %d; want %d", c, tc.ceiling)
 			}
 		})
+	}
+}
+
+// A cut that the Limiter's MinLimit clamps so that it takes under a tenth
+// of the calls away cannot be judged by the throughput (f = 0 here: the
+// count it waits for, 16/f², is infinite), so the experiment undoes it at
+// its first measurement: base 20 → 40 ms, limit 8 (clamped to 16) → 100.
+// No scenario reaches this rule; without it (tried at stop 32) the limit
+// stays at 16 and the experiment never ends.
+func TestGradientClampedCutUndone(t *testing.T) {
+	const ms, floor = time.Millisecond, 16
+	g, err := NewGradient(GradientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := 100
+	var seq []int
+	for _, w := range []Window{
+		handWin(100, 0, 0, 20*ms, 0, 99), // base 20 ms
+		handWin(100, 0, 0, 40*ms, 0, 60), // queued: 16 in flight on average, cut to 8
+		handWin(100, 0, 0, 40*ms, 0, 16), // before the experiment is due
+		handWin(100, 0, 0, 40*ms, 0, 16), // measured
+	} {
+		limit = max(g.Update(limit, w), floor)
+		seq = append(seq, limit)
+	}
+	if limit != 100 || g.Baseline() != 40*ms {
+		t.Errorf("limits %v, base %v; want 100 and 40ms at the end: the clamped cut undone", seq, g.Baseline())
 	}
 }
 
