@@ -761,7 +761,8 @@ func TestGradientUpdateRules(t *testing.T) {
 // count it waits for, 16/f², is infinite), so the experiment undoes it at
 // its first measurement: base 20 → 40 ms, limit 8 (clamped to 16) → 100.
 // No scenario reaches this rule; without it (tried at stop 32) the limit
-// stays at 16 and the experiment never ends.
+// stays at 16 and the experiment never ends (without its undo half alone,
+// each verdict reads "a queue of ours" and cuts again).
 func TestGradientClampedCutUndone(t *testing.T) {
 	const ms, floor = time.Millisecond, 16
 	g, err := NewGradient(GradientConfig{})
