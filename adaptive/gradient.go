@@ -62,7 +62,7 @@ const (
 // last grew: RFC 7661's congestion-window validation), once per RTT:
 // doubling up to ssthresh, the last
 // limit known to be served (RFC 5681's slow-start threshold: half the
-// limit at the first timeout, the limit a queued cut left, the highest
+// limit at the first timeout since a window healthy for sure, the limit a queued cut left, the highest
 // limit a healthy window filled), then by 1/8. Between windows, Acquire
 // goes back to ssthresh at once, and doubles when ssthresh is unknown
 // after a window healthy for sure (r + 2se under the threshold), at most
@@ -127,7 +127,7 @@ type Gradient struct {
 	healthy  bool    // the last judged window was healthy
 	sure     bool    // ... and below the threshold with 95% confidence
 	from     float64 // calls: the limit the last window closed at, before its Update
-	timedOut bool    // a window has timed out since the last healthy one
+	timedOut bool    // a window has timed out since the last one healthy for sure
 	clock    float64 // ns: the windows' durations summed
 	est      estimate
 	probing  bool
@@ -371,8 +371,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// the threshold with 95% confidence, and its peak in flight accounted
 	// for by its successes (twice the Little's-law mean, and some): more in
 	// flight means calls that have not come back (a stall's first moments).
-	g.healthy, g.chained, g.timedOut = true, false, false
+	g.healthy, g.chained = true, false
 	g.sure = r+2*se <= thr && p <= 2*little+4
+	if g.sure {
+		g.timedOut = false // the timeouts' episode ends with a window healthy for sure
+	}
 	if w.MaxInFlight < limit {
 		return limit // not binding: the caller does not use the limit
 	}

@@ -731,6 +731,16 @@ func TestGradientUpdateRules(t *testing.T) {
 		{"released calls in flight on average count", 100, []Window{warm, back(handWin(10, 0, 0, 20*ms, 0, 200), 10, 50*time.Second, 0)}, 400, 0, -1},
 		{"Acquire doubles at most to ssthresh", 100, []Window{handWin(0, 100, 0, 0, 0, 100), handWin(100, 0, 0, 20*ms, 0, 10)}, 50, 20 * ms, 0},
 		{"no growth by Acquire after timeouts", 100, []Window{handWin(100, 0, 0, 20*ms, 0, 10), handWin(0, 100, 0, 0, 0, 100)}, 50, 20 * ms, 0},
+		// S1 on seed 10 (stop 32): in a storm of timeouts, one window whose
+		// only call succeeded after 0.9 s (the service's tail) ended the
+		// episode, and the next timeouts halved ssthresh again, 40 → 1, so
+		// that after the heal the limit grew by one per RTT from 1 and shed
+		// 24 calls of the healed downstream. A window ends the episode only
+		// when healthy for sure: ssthresh stays 20, and Acquire goes back
+		// to it after the heal.
+		{"a lone slow success does not end a timeout episode", 40, []Window{
+			handWin(100, 0, 0, 100*ms, 0, 10), handWin(0, 20, 0, 0, 0, 40), handWin(1, 0, 0, 900*ms, 0, 1),
+			handWin(0, 2, 0, 0, 0, 20), handWin(100, 0, 0, 100*ms, 0, 5)}, 10, 100 * ms, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := NewGradient(GradientConfig{})
