@@ -62,9 +62,11 @@ const (
 // last grew: RFC 7661's congestion-window validation), once per RTT:
 // doubling up to ssthresh, the last
 // limit known to be served (RFC 5681's slow-start threshold: half the
-// limit at the first timeout since a window healthy for sure, the limit a queued cut left, the highest
-// limit a healthy window filled), then by 1/8. Between windows, Acquire
-// goes back to ssthresh at once, and doubles when ssthresh is unknown
+// limit at the first timeout since a window healthy for sure, the limit
+// a queued cut left, the highest limit a healthy window filled), then by
+// 1/8. Between windows, Acquire goes back to ssthresh at once (after
+// timeouts, only once a window is healthy for sure), and doubles when
+// ssthresh is unknown
 // after a window healthy for sure (r + 2se under the threshold), at most
 // to twice the limit that window closed at (one doubling a window, its
 // own included), instead of shedding ([Grower]). Overload answers (HTTP
@@ -406,7 +408,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 
 // Ceiling returns how far Acquire may raise the limit before the next
 // window: MaxLimit before the first window; ssthresh while the limit is
-// below it and the last window was healthy; twice the limit the last
+// below it, the last window was healthy and no timeout episode is open
+// (one is closed by a window healthy for sure); twice the limit the last
 // window closed at (before its own growth: one doubling a window) when
 // ssthresh is unknown and the last window was healthy for sure; else 0
 // (during an experiment, within one RTT of the last growth, after a cut).
@@ -416,7 +419,7 @@ func (g *Gradient) Ceiling() int {
 		return math.MaxInt32 // no window yet: no evidence against any demand
 	case !g.healthy || g.probing || g.clock+g.lastDur < g.growAt:
 		return 0 // judging a cut, or grown less than one RTT ago
-	case float64(g.est) < g.ssthresh:
+	case float64(g.est) < g.ssthresh && !g.timedOut:
 		return int(g.ssthresh) // back to the last limit known to be served, at once
 	case g.ssthresh == 0 && g.sure:
 		return int(min(2*g.from, math.MaxInt32)) // slow start, after a window healthy for sure
