@@ -12,6 +12,8 @@
 //
 // S16 runs for its first 2 minutes, as in the tests. Like cmd/scenarios it
 // runs the scenarios as a test, through testing.Main, for testing/synctest.
+// An -n outside [1, 1000] exits with status 2; an -only that names a
+// scenario twice or one that does not exist fails the run (status 1).
 package main
 
 import (
@@ -48,12 +50,18 @@ func main() {
 
 // tally is one scenario's results over the seeds.
 type tally struct {
+	targets       []sim.Target    // the scenario's, in sim.Targets' order
 	met           map[string]int  // target name → seeds on which it is met
 	own           map[string]bool // target name → met on the suite's seed
 	flood, oracle float64         // goodput summed over the seeds (calls/s)
-	targets       []string        // in sim.Targets' order
-	misses        []string        // seed and measured value of each miss (-misses)
+	misses        []miss          // for -misses
 	mu            sync.Mutex
+}
+
+// miss is a target missed on one seed, with the value measured there.
+type miss struct {
+	seed             int
+	target, measured string
 }
 
 func run(t *testing.T, n int, names []string, misses bool) {
@@ -76,7 +84,7 @@ func run(t *testing.T, n int, names []string, misses bool) {
 			tl := &tally{met: map[string]int{}, own: map[string]bool{}}
 			for _, tg := range sim.Targets() {
 				if tg.Scenario == sc.Name {
-					tl.targets = append(tl.targets, tg.Name)
+					tl.targets = append(tl.targets, tg)
 				}
 			}
 			tallies[i] = tl
@@ -103,10 +111,7 @@ func run(t *testing.T, n int, names []string, misses bool) {
 					}
 					tl.mu.Lock()
 					defer tl.mu.Unlock()
-					for _, tg := range sim.Targets() {
-						if tg.Scenario != sc.Name {
-							continue
-						}
+					for _, tg := range tl.targets {
 						measured, ok := tg.Check(rs)
 						switch {
 						case seed == 0:
@@ -114,7 +119,7 @@ func run(t *testing.T, n int, names []string, misses bool) {
 						case ok:
 							tl.met[tg.Name]++
 						default:
-							tl.misses = append(tl.misses, fmt.Sprintf("%s seed %d: %s: %s", sc.Name, seed, tg.Name, measured))
+							tl.misses = append(tl.misses, miss{seed, tg.Name, measured})
 						}
 					}
 					if seed == 0 {
@@ -139,26 +144,24 @@ func run(t *testing.T, n int, names []string, misses bool) {
 	for i, sc := range scs {
 		tl := tallies[i]
 		ratio := fmt.Sprintf("%.3f", tl.flood/tl.oracle)
-		for _, name := range tl.targets {
+		for _, tg := range tl.targets {
 			own := "no"
-			if tl.own[name] {
+			if tl.own[tg.Name] {
 				own = "yes"
 			}
-			fmt.Printf("| %s | %s | %s | %s | %d |\n", sc.Name, ratio, name, own, tl.met[name])
+			fmt.Printf("| %s | %s | %s | %s | %d |\n", sc.Name, ratio, tg.Name, own, tl.met[tg.Name])
 			ratio = ""
 		}
 	}
 	if !misses {
 		return
 	}
-	for i := range scs {
+	for i, sc := range scs {
 		tl := tallies[i]
-		slices.Sort(tl.misses)
+		slices.SortStableFunc(tl.misses, func(a, b miss) int { return a.seed - b.seed })
 		for _, m := range tl.misses {
-			name := m[strings.Index(m, ": ")+2:]
-			name = name[:strings.Index(name, ": ")]
-			if tl.own[name] {
-				fmt.Println(m)
+			if tl.own[m.target] {
+				fmt.Printf("%s seed %d: %s: %s\n", sc.Name, m.seed, m.target, m.measured)
 			}
 		}
 	}
