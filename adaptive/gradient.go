@@ -80,7 +80,10 @@ const (
 //	queue      r − 2se > threshold:  n̄ × max(½, base/r); experiment
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
-//	           count before the first cut: < (1 − f/2) m − 2√m → base = r,
+//	           count at the throughput before the first cut (of the
+//	           windows since the RTT rose, if they hold ≥ 20 successes
+//	           and no timeout episode is open; else of the 2 RTTs before
+//	           the cut): < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
@@ -155,33 +158,51 @@ type probe struct {
 }
 
 // history holds the successes and durations of the last windows, to
-// measure the throughput over one RTT before a cut.
+// measure the throughput before a cut, and which of them were raised
+// (their r − 2se passed the threshold).
 type history struct {
 	ok, dur [16]float64
+	raised  [16]bool
 	next    int
 }
 
 func (h *history) push(ok int, d time.Duration) {
-	h.ok[h.next], h.dur[h.next] = float64(ok), float64(max(d, 0))
+	h.ok[h.next], h.dur[h.next], h.raised[h.next] = float64(ok), float64(max(d, 0)), false
 	h.next = (h.next + 1) % len(h.ok)
 }
 
+// raise marks the latest window as raised.
+func (h *history) raise() { h.raised[(h.next-1+len(h.ok))%len(h.ok)] = true }
+
 // rate returns the successes per ns of the latest windows that span at
-// least span ns (all 16 if they span less).
-func (h *history) rate(span float64) float64 {
+// least span ns (all 16 if they span less); with risen, only of the
+// latest consecutive raised windows, up to span ns, and 0 when they hold
+// fewer than minRisen successes.
+func (h *history) rate(span float64, risen bool) float64 {
 	var ok, dur float64
 	for i := range len(h.ok) {
 		j := (h.next - 1 - i + 2*len(h.ok)) % len(h.ok)
+		if risen && !h.raised[j] {
+			break
+		}
 		ok, dur = ok+h.ok[j], dur+h.dur[j]
 		if dur >= span {
 			break
 		}
 	}
-	if dur <= 0 {
+	if dur <= 0 || risen && ok < minRisen {
 		return 0
 	}
 	return ok / dur
 }
+
+// minRisen is the fewest successes of the raised windows that make the
+// experiment's reference: their count's relative standard error, 1/√20 =
+// 22%, is then under the fall of f/2 ≥ 25% that the experiment tests for
+// (a queued cut takes f ≥ ½ of the calls in flight). With 10 (a fleet
+// gate's window) TestGradientFleetSharesQueue failed 2 of its 6 rows; with
+// 16, on seeds 1–12, one row more than with 20 (stop 33).
+const minRisen = 20
 
 // NewGradient returns a Gradient algorithm, or an error naming the field
 // of cfg that is out of range.
@@ -345,6 +366,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
+		g.hist.raise()
 		g.healthy = false
 		// Cut from the calls in flight on average (throughput follows the
 		// mean, not the peak).
@@ -358,8 +380,26 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		// The experiment runs from the first cut since the RTT rose: its
 		// limit, ssthresh, in-flight count and throughput are the
-		// reference.
-		first := probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: g.hist.rate(2 * r)}
+		// reference. The throughput is that of the windows since the RTT
+		// rose, up to 2 RTTs: the windows before hold the rise's first RTT,
+		// in which the calls caught by it had not come back (S12 on seed
+		// 13 read 71 calls/s for 100, found a queue of ours three times,
+		// 40 → 20 → 10 → 5, and shed 221 calls of a downstream with no
+		// capacity limit: TestGradientStallOnsetReference). With fewer
+		// than minRisen successes in them, or while a timeout episode is
+		// open, the 2 RTTs before the cut: a window in an episode drains
+		// the calls the timeouts held (the real HTTP trial's heal: 115
+		// calls in 252 ms, 454 calls/s, where its limit of 20 serves 63 at
+		// that RTT; the cut then stood, and the 300 ms toxic that followed
+		// started from a limit of 10, 86 successes against 198).
+		ref := 0.0
+		if !g.timedOut {
+			ref = g.hist.rate(2*r, true)
+		}
+		if ref == 0 {
+			ref = g.hist.rate(2*r, false)
+		}
+		first := probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: ref}
 		if g.chained {
 			first = g.probe
 		}

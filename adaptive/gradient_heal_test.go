@@ -123,3 +123,50 @@ func TestGradientStormHealSlowdown(t *testing.T) {
 		}
 	})
 }
+
+// TestGradientHealBurstNotAReference replays the real HTTP trial's heal of
+// its 2 s toxic (stop 33, window by window): the window after the
+// timeouts held 115 successes in 252 ms, the calls the toxic had held,
+// and its mean RTT of 320 ms cut the limit 20 → 10. Its throughput, 454
+// calls/s, is no rate that a limit of 20 sustains (63 calls/s at that
+// RTT), and as the experiment's reference it made the healed downstream's
+// 300 calls/s read as a fall, so the cut stood, with ssthresh 10, and the
+// 300 ms toxic that followed got 86 successes against 198. While a timeout
+// episode is open the reference is the 2 RTTs before the cut (96 calls/s):
+// the experiment ends early on the healed throughput and restores 20.
+//
+//	after the window              12 (the cut)  16
+//	limit, reference of the risen windows   10   10
+//	limit, reference of the 2 RTTs          10   20
+func TestGradientHealBurstNotAReference(t *testing.T) {
+	const ms = time.Millisecond
+	win := func(d time.Duration, ok, timeouts int, r, sd float64, p int) Window {
+		return Window{Duration: d, Samples: ok + timeouts, Drops: timeouts, Released: ok + timeouts,
+			MeanRTT: time.Duration(r * float64(ms)), StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
+	}
+	var windows []Window
+	for range 10 {
+		windows = append(windows, win(251*ms, 76, 0, 0.1, 0.1, 1))
+	}
+	windows = append(windows,
+		win(2234*ms, 70, 0, 28.7, 239.1, 40),   // the toxic's start; Acquire had raised the limit to 40
+		win(1012*ms, 7, 33, 1844.9, 412.2, 40), // timeouts: 40 → 20
+		win(253*ms, 115, 0, 320.1, 449.1, 39),  // the heal: queued, 20 → 10
+		win(254*ms, 76, 0, 0.1, 0.1, 1), win(250*ms, 75, 0, 0.1, 0.1, 1), win(253*ms, 76, 0, 0.1, 0.1, 1),
+		win(250*ms, 75, 0, 0.1, 0.1, 1))
+	g, err := NewGradient(GradientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, seq := 20, []int{}
+	for i, w := range windows {
+		if i == 10 {
+			limit = 40
+		}
+		limit = g.Update(limit, w)
+		seq = append(seq, limit)
+	}
+	if seq[12] != 10 || limit != 20 {
+		t.Errorf("limits %v; want the heal's cut to 10 (window 12) restored to 20 by the end", seq)
+	}
+}

@@ -116,3 +116,50 @@ func TestGradientNoisyLongRTTRamp(t *testing.T) {
 		})
 	}
 }
+
+// TestGradientStallOnsetReference replays S12 on seed 13 (stop 33): a
+// downstream with no capacity limit stalls, 1 ms → 400 ms, at 300 calls/s.
+// The window that holds the onset took 490 ms for 19 successes (the calls
+// caught by the stall had not come back), and the experiment's reference,
+// the throughput over the 2 RTTs before the cut, took it in: 71 calls/s
+// where the limit of 40 served 100. At the cut limit of 20 the downstream
+// served 50 calls/s, which is more than (1 − f/2) of 71, so each verdict
+// read a queue of ours, and the cuts chained: 40 → 20 → 10 → 5, 221
+// healthy calls shed. The reference is now the throughput of the windows
+// since the RTT rose (here the one that cut: 40 successes in 344 ms, 116
+// calls/s), and the experiment undoes the cut: the limit goes back to 40
+// and the base becomes the stall's RTT.
+//
+//	after the window          5 (the cut)  8   9   13
+//	limit, stop 32                 20      20  10   5
+//	limit, stop 33                 20      40  40  40
+func TestGradientStallOnsetReference(t *testing.T) {
+	const ms = time.Millisecond
+	win := func(d time.Duration, ok int, r, sd float64, p int) Window {
+		return Window{Duration: d, Samples: ok, Released: ok, MeanRTT: time.Duration(r * float64(ms)),
+			StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
+	}
+	windows := []Window{ // S12 on seed 13, from 29.4 s
+		win(253*ms, 72, 1, 0.1, 3), win(253*ms, 78, 1, 0.1, 3), win(253*ms, 75, 1, 0.1, 3), win(253*ms, 78, 1, 0.1, 3),
+		win(490*ms, 19, 20.9, 86.4, 40), // the onset; Acquire had raised the limit to 40
+		win(344*ms, 40, 400, 26.7, 40),  // queued: cut to 20
+		win(519*ms, 40, 402.7, 27.1, 39), win(365*ms, 20, 398.2, 22.8, 20), win(336*ms, 20, 389.1, 33, 20),
+		win(256*ms, 16, 387.6, 25.3, 20), win(297*ms, 10, 405, 34.6, 19), win(404*ms, 10, 404.8, 24.5, 10),
+		win(376*ms, 10, 416.1, 32.7, 10), win(409*ms, 10, 413.5, 44.5, 10),
+	}
+	g, err := NewGradient(GradientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, seq := 20, []int{}
+	for i, w := range windows {
+		if i == 4 {
+			limit = 40
+		}
+		limit = g.Update(limit, w)
+		seq = append(seq, limit)
+	}
+	if seq[5] != 20 || limit != 40 || g.Baseline() < 300*ms {
+		t.Errorf("limits %v, base %v; want the cut to 20 at window 5 undone: 40 at the end, the base at the stall's RTT (389 ms)", seq, g.Baseline())
+	}
+}
