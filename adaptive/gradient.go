@@ -82,8 +82,8 @@ const (
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count at the throughput before the first cut (of the
 //	           windows since the RTT rose, if they hold ≥ 20 successes
-//	           and no timeout episode is open; else of the 2 RTTs before
-//	           the cut): < (1 − f/2) m − 2√m → base = r,
+//	           and the cut's window drains no backlog, n̄ ≤ 2p; else of
+//	           the 2 RTTs before the cut): < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
@@ -386,14 +386,17 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// 13 read 71 calls/s for 100, found a queue of ours three times,
 		// 40 → 20 → 10 → 5, and shed 221 calls of a downstream with no
 		// capacity limit: TestGradientStallOnsetReference). With fewer
-		// than minRisen successes in them, or while a timeout episode is
-		// open, the 2 RTTs before the cut: a window in an episode drains
-		// the calls the timeouts held (the real HTTP trial's heal: 115
-		// calls in 252 ms, 454 calls/s, where its limit of 20 serves 63 at
-		// that RTT; the cut then stood, and the 300 ms toxic that followed
-		// started from a limit of 10, 86 successes against 198).
+		// than minRisen successes in them, or when the window that cuts
+		// drains a backlog (its successes account for more than twice its
+		// peak in flight: calls from before it came back at once), the 2
+		// RTTs before the cut. A heal's burst is no rate the limit
+		// sustains: the real HTTP trial's 115 calls in 252 ms (454 calls/s
+		// where the limit of 20 serves 63) and a 1 s stall's 103 in 256 ms
+		// made the healed downstream read as a queue of ours, the cut
+		// stood, and the slowdowns that followed shed 3–4× more
+		// (TestGradientHealBurstNotAReference, TestGradientHeldStallHeal).
 		ref := 0.0
-		if !g.timedOut {
+		if little <= 2*p {
 			ref = g.hist.rate(2*r, true)
 		}
 		if ref == 0 {

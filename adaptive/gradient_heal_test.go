@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"testing/synctest"
@@ -131,13 +132,15 @@ func TestGradientStormHealSlowdown(t *testing.T) {
 // calls/s, is no rate that a limit of 20 sustains (63 calls/s at that
 // RTT), and as the experiment's reference it made the healed downstream's
 // 300 calls/s read as a fall, so the cut stood, with ssthresh 10, and the
-// 300 ms toxic that followed got 86 successes against 198. While a timeout
-// episode is open the reference is the 2 RTTs before the cut (96 calls/s):
-// the experiment ends early on the healed throughput and restores 20.
+// 300 ms toxic that followed got 86 successes against 198. The window
+// drains a backlog (Little's law counts 145 calls in flight against a
+// peak of 39), so the reference is the 2 RTTs before the cut (96
+// calls/s): the experiment ends early on the healed throughput and
+// restores 20.
 //
-//	after the window              12 (the cut)  16
-//	limit, reference of the risen windows   10   10
-//	limit, reference of the 2 RTTs          10   20
+//	after the window                         12 (the cut)  16
+//	limit, the cut window as the reference        10       10
+//	limit, the 2 RTTs as the reference            10       20
 func TestGradientHealBurstNotAReference(t *testing.T) {
 	const ms = time.Millisecond
 	win := func(d time.Duration, ok, timeouts int, r, sd float64, p int) Window {
@@ -168,5 +171,82 @@ func TestGradientHealBurstNotAReference(t *testing.T) {
 	}
 	if seq[12] != 10 || limit != 20 {
 		t.Errorf("limits %v; want the heal's cut to 10 (window 12) restored to 20 by the end", seq)
+	}
+}
+
+// TestGradientHeldStallHeal: the same heal without timeouts (a review of
+// stop 33's first version, which set the reference aside only while a
+// timeout episode was open). A 1 ms downstream with no capacity limit,
+// 300 calls/s, whose server stalls for 1 s and answers every call it
+// holds when the stall ends. The stall's window took 1,118 ms for 35
+// successes; the next held the 103 calls released at once (256 ms, mean
+// RTT 350 ms: 141 in flight by Little's law, against a peak of 39) and
+// cut 40 → 19. Its 402 calls/s as the reference made the healed 300
+// calls/s read as a queue of ours: the cut stood with ssthresh 20, and a
+// 400 ms slowdown 10 s later (120 calls in flight needed) grew from there
+// by ⅛ per RTT:
+//
+//	seed                                         1      3      4
+//	shed from the slowdown, the cut window       59.4%  60.4%  60.1%
+//	shed, the 2 RTTs (before stop 33)            12.7%  11.4%  11.9%
+//	shed, now                                    15.2%  11.4%  14.6%
+func TestGradientHeldStallHeal(t *testing.T) {
+	const ms = time.Millisecond
+	win := func(d time.Duration, ok int, r, sd float64, p int) Window {
+		return Window{Duration: d, Samples: ok, Released: ok, MeanRTT: time.Duration(r * float64(ms)),
+			StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
+	}
+	var windows []Window
+	for range 10 {
+		windows = append(windows, win(250*ms, 75, 1.0, 0.3, 3))
+	}
+	windows = append(windows,
+		win(1118*ms, 35, 29.3, 167.5, 40),  // the stall; Acquire had raised the limit to 40
+		win(256*ms, 103, 350.1, 449.8, 39), // the stall's calls answered at once: queued, 40 → 19
+		win(250*ms, 73, 1.1, 0.4, 3), win(250*ms, 75, 1.0, 0.3, 3), win(250*ms, 81, 1.0, 0.3, 3),
+		win(250*ms, 77, 1.0, 0.3, 3), win(258*ms, 67, 1.0, 0.3, 3), win(250*ms, 85, 1.1, 0.3, 4))
+	g, err := NewGradient(GradientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, seq := 20, []int{}
+	for i, w := range windows {
+		if i == 10 {
+			limit = 40
+		}
+		limit = g.Update(limit, w)
+		seq = append(seq, limit)
+	}
+	if seq[11] != 19 || limit != 40 || g.ssthresh != 0 {
+		t.Errorf("limits %v, ssthresh %v; want the heal's cut to 19 (window 11) restored to 40, with no ssthresh, by the end", seq, g.ssthresh)
+	}
+	// End to end, the slowdown that follows.
+	const s = time.Second
+	for _, seed := range []uint64{1, 3, 4} {
+		t.Run(fmt.Sprintf("then a slowdown, seed %d", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l, _ := newGradientLimiter(t, Config{})
+				const from, stall = 10 * s, s
+				var next time.Duration // the stall's answers, 1 µs apart
+				fast, slow := lognormal(ms, 2*ms), lognormal(400*ms, 800*ms)
+				arr := advRun(l, 300, 30*s, seed, func(at time.Duration, rng *rand.Rand) (time.Duration, Outcome) {
+					d := fast(rng)
+					if at >= 20*s {
+						d = slow(rng)
+					}
+					if at+d >= from && at+d < from+stall {
+						next += time.Microsecond
+						return from + stall - at + next, Success
+					}
+					return d, Success
+				})
+				sum := summarize(arr, 20*s)
+				share := float64(sum.shed) / float64(sum.all)
+				t.Logf("from 20 s: %d of %d shed (%.1f%%), limit %d..%d", sum.shed, sum.all, 100*share, sum.minLim, sum.maxLim)
+				if share > 0.3 {
+					t.Errorf("%.1f%% of the slowdown's calls shed after a healed stall; want ≤ 30%%", 100*share)
+				}
+			})
+		})
 	}
 }
