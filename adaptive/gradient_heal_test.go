@@ -143,33 +143,14 @@ func TestGradientStormHealSlowdown(t *testing.T) {
 //	limit, the 2 RTTs as the reference            10       20
 func TestGradientHealBurstNotAReference(t *testing.T) {
 	const ms = time.Millisecond
-	win := func(d time.Duration, ok, timeouts int, r, sd float64, p int) Window {
-		return Window{Duration: d, Samples: ok + timeouts, Drops: timeouts, Released: ok + timeouts,
-			MeanRTT: time.Duration(r * float64(ms)), StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
-	}
-	var windows []Window
-	for range 10 {
-		windows = append(windows, win(251*ms, 76, 0, 0.1, 0.1, 1))
-	}
-	windows = append(windows,
-		win(2234*ms, 70, 0, 28.7, 239.1, 40),   // the toxic's start; Acquire had raised the limit to 40
-		win(1012*ms, 7, 33, 1844.9, 412.2, 40), // timeouts: 40 → 20
-		win(253*ms, 115, 0, 320.1, 449.1, 39),  // the heal: queued, 20 → 10
-		win(254*ms, 76, 0, 0.1, 0.1, 1), win(250*ms, 75, 0, 0.1, 0.1, 1), win(253*ms, 76, 0, 0.1, 0.1, 1),
-		win(250*ms, 75, 0, 0.1, 0.1, 1))
-	g, err := NewGradient(GradientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit, seq := 20, []int{}
-	for i, w := range windows {
-		if i == 10 {
-			limit = 40
-		}
-		limit = g.Update(limit, w)
-		seq = append(seq, limit)
-	}
-	if seq[12] != 10 || limit != 20 {
+	windows := append(repeat(10, traced(251*ms, 76, 0, 0.1, 0.1, 1)),
+		traced(2234*ms, 70, 0, 28.7, 239.1, 40),   // the toxic's start; Acquire had raised the limit to 40
+		traced(1012*ms, 7, 33, 1844.9, 412.2, 40), // timeouts: 40 → 20
+		traced(253*ms, 115, 0, 320.1, 449.1, 39),  // the heal: queued, 20 → 10
+		traced(254*ms, 76, 0, 0.1, 0.1, 1), traced(250*ms, 75, 0, 0.1, 0.1, 1), traced(253*ms, 76, 0, 0.1, 0.1, 1),
+		traced(250*ms, 75, 0, 0.1, 0.1, 1))
+	seq, _ := replay(t, 20, 10, 40, windows)
+	if seq[12] != 10 || seq[len(seq)-1] != 20 {
 		t.Errorf("limits %v; want the heal's cut to 10 (window 12) restored to 20 by the end", seq)
 	}
 }
@@ -192,32 +173,13 @@ func TestGradientHealBurstNotAReference(t *testing.T) {
 //	shed, now                                    15.2%  11.4%  14.6%
 func TestGradientHeldStallHeal(t *testing.T) {
 	const ms = time.Millisecond
-	win := func(d time.Duration, ok int, r, sd float64, p int) Window {
-		return Window{Duration: d, Samples: ok, Released: ok, MeanRTT: time.Duration(r * float64(ms)),
-			StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
-	}
-	var windows []Window
-	for range 10 {
-		windows = append(windows, win(250*ms, 75, 1.0, 0.3, 3))
-	}
-	windows = append(windows,
-		win(1118*ms, 35, 29.3, 167.5, 40),  // the stall; Acquire had raised the limit to 40
-		win(256*ms, 103, 350.1, 449.8, 39), // the stall's calls answered at once: queued, 40 → 19
-		win(250*ms, 73, 1.1, 0.4, 3), win(250*ms, 75, 1.0, 0.3, 3), win(250*ms, 81, 1.0, 0.3, 3),
-		win(250*ms, 77, 1.0, 0.3, 3), win(258*ms, 67, 1.0, 0.3, 3), win(250*ms, 85, 1.1, 0.3, 4))
-	g, err := NewGradient(GradientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit, seq := 20, []int{}
-	for i, w := range windows {
-		if i == 10 {
-			limit = 40
-		}
-		limit = g.Update(limit, w)
-		seq = append(seq, limit)
-	}
-	if seq[11] != 19 || limit != 40 || g.ssthresh != 0 {
+	windows := append(repeat(10, traced(250*ms, 75, 0, 1.0, 0.3, 3)),
+		traced(1118*ms, 35, 0, 29.3, 167.5, 40),  // the stall; Acquire had raised the limit to 40
+		traced(256*ms, 103, 0, 350.1, 449.8, 39), // the stall's calls answered at once: queued, 40 → 19
+		traced(250*ms, 73, 0, 1.1, 0.4, 3), traced(250*ms, 75, 0, 1.0, 0.3, 3), traced(250*ms, 81, 0, 1.0, 0.3, 3),
+		traced(250*ms, 77, 0, 1.0, 0.3, 3), traced(258*ms, 67, 0, 1.0, 0.3, 3), traced(250*ms, 85, 0, 1.1, 0.3, 4))
+	seq, g := replay(t, 20, 10, 40, windows)
+	if seq[11] != 19 || seq[len(seq)-1] != 40 || g.ssthresh != 0 {
 		t.Errorf("limits %v, ssthresh %v; want the heal's cut to 19 (window 11) restored to 40, with no ssthresh, by the end", seq, g.ssthresh)
 	}
 	// End to end, the slowdown that follows.

@@ -135,31 +135,15 @@ func TestGradientNoisyLongRTTRamp(t *testing.T) {
 //	limit, stop 33                 20      40  40  40
 func TestGradientStallOnsetReference(t *testing.T) {
 	const ms = time.Millisecond
-	win := func(d time.Duration, ok int, r, sd float64, p int) Window {
-		return Window{Duration: d, Samples: ok, Released: ok, MeanRTT: time.Duration(r * float64(ms)),
-			StdDevRTT: time.Duration(sd * float64(ms)), MaxInFlight: p}
-	}
-	windows := []Window{ // S12 on seed 13, from 29.4 s
-		win(253*ms, 72, 1, 0.1, 3), win(253*ms, 78, 1, 0.1, 3), win(253*ms, 75, 1, 0.1, 3), win(253*ms, 78, 1, 0.1, 3),
-		win(490*ms, 19, 20.9, 86.4, 40), // the onset; Acquire had raised the limit to 40
-		win(344*ms, 40, 400, 26.7, 40),  // queued: cut to 20
-		win(519*ms, 40, 402.7, 27.1, 39), win(365*ms, 20, 398.2, 22.8, 20), win(336*ms, 20, 389.1, 33, 20),
-		win(256*ms, 16, 387.6, 25.3, 20), win(297*ms, 10, 405, 34.6, 19), win(404*ms, 10, 404.8, 24.5, 10),
-		win(376*ms, 10, 416.1, 32.7, 10), win(409*ms, 10, 413.5, 44.5, 10),
-	}
-	g, err := NewGradient(GradientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit, seq := 20, []int{}
-	for i, w := range windows {
-		if i == 4 {
-			limit = 40
-		}
-		limit = g.Update(limit, w)
-		seq = append(seq, limit)
-	}
-	if seq[5] != 20 || limit != 40 || g.Baseline() < 300*ms {
+	seq, g := replay(t, 20, 4, 40, []Window{ // S12 on seed 13, from 29.4 s
+		traced(253*ms, 72, 0, 1, 0.1, 3), traced(253*ms, 78, 0, 1, 0.1, 3), traced(253*ms, 75, 0, 1, 0.1, 3), traced(253*ms, 78, 0, 1, 0.1, 3),
+		traced(490*ms, 19, 0, 20.9, 86.4, 40), // the onset; Acquire had raised the limit to 40
+		traced(344*ms, 40, 0, 400, 26.7, 40),  // queued: cut to 20
+		traced(519*ms, 40, 0, 402.7, 27.1, 39), traced(365*ms, 20, 0, 398.2, 22.8, 20), traced(336*ms, 20, 0, 389.1, 33, 20),
+		traced(256*ms, 16, 0, 387.6, 25.3, 20), traced(297*ms, 10, 0, 405, 34.6, 19), traced(404*ms, 10, 0, 404.8, 24.5, 10),
+		traced(376*ms, 10, 0, 416.1, 32.7, 10), traced(409*ms, 10, 0, 413.5, 44.5, 10),
+	})
+	if seq[5] != 20 || seq[len(seq)-1] != 40 || g.Baseline() < 300*ms {
 		t.Errorf("limits %v, base %v; want the cut to 20 at window 5 undone: 40 at the end, the base at the stall's RTT (389 ms)", seq, g.Baseline())
 	}
 }

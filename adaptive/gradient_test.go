@@ -639,6 +639,44 @@ func back(w Window, released int, rtt time.Duration, since int) Window {
 	return w
 }
 
+// traced is a window as a trace of a run printed it: its duration, its
+// successes and timeouts, the successes' mean RTT and standard deviation
+// in ms, and its peak in flight.
+func traced(d time.Duration, ok, timeouts int, r, sd float64, p int) Window {
+	ms := float64(time.Millisecond)
+	return Window{Duration: d, Samples: ok + timeouts, Drops: timeouts, Released: ok + timeouts,
+		MeanRTT: time.Duration(r * ms), StdDevRTT: time.Duration(sd * ms), MaxInFlight: p}
+}
+
+// repeat returns n copies of w.
+func repeat(n int, w Window) []Window {
+	ws := make([]Window, n)
+	for i := range ws {
+		ws[i] = w
+	}
+	return ws
+}
+
+// replay runs windows through a new Gradient from the limit start, with the
+// limit set to raised before window at (Acquire's growth in the run), and
+// returns the limit after each window and the Gradient.
+func replay(t *testing.T, start, at, raised int, windows []Window) ([]int, *Gradient) {
+	t.Helper()
+	g, err := NewGradient(GradientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, seq := start, []int{}
+	for i, w := range windows {
+		if i == at {
+			limit = raised
+		}
+		limit = g.Update(limit, w)
+		seq = append(seq, limit)
+	}
+	return seq, g
+}
+
 // The rules of Gradient.Update, one window sequence each: start is the
 // limit before the first window; each window's result is the next limit.
 func TestGradientUpdateRules(t *testing.T) {
@@ -646,13 +684,7 @@ func TestGradientUpdateRules(t *testing.T) {
 	// warm is a binding healthy window: the first window takes the limit as
 	// just grown, so a row that tests growth starts with it.
 	warm := handWin(100, 0, 0, 20*ms, 0, 100)
-	slow := func(n int) []Window {
-		ws := make([]Window, n)
-		for i := range ws {
-			ws[i] = handWin(100, 0, 0, time.Second, 0, 400)
-		}
-		return ws
-	}
+	slow := func(n int) []Window { return repeat(n, handWin(100, 0, 0, time.Second, 0, 400)) }
 	for _, tc := range []struct {
 		name    string
 		start   int
