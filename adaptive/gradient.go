@@ -395,16 +395,16 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// made the healed downstream read as a queue of ours, the cut
 		// stood, and the slowdowns that followed shed 3–4× more
 		// (TestGradientHealBurstNotAReference, TestGradientHeldStallHeal).
-		ref := 0.0
-		if little <= 2*p {
-			ref = g.hist.rate(2*r, true)
-		}
-		if ref == 0 {
-			ref = g.hist.rate(2*r, false)
-		}
-		first := probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: ref}
-		if g.chained {
-			first = g.probe
+		first := g.probe // a chained cut keeps the first cut's reference
+		if !g.chained {
+			ref := 0.0
+			if little <= 2*p {
+				ref = g.hist.rate(2*r, true)
+			}
+			if ref == 0 {
+				ref = g.hist.rate(2*r, false)
+			}
+			first = probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: ref}
 		}
 		g.probing, g.chained = true, false
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,

@@ -123,8 +123,9 @@ func TestGradientNoisyLongRTTRamp(t *testing.T) {
 // caught by the stall had not come back), and the experiment's reference,
 // the throughput over the 2 RTTs before the cut, took it in: 71 calls/s
 // where the limit of 40 served 100. At the cut limit of 20 the downstream
-// served 50 calls/s, which is more than (1 − f/2) of 71, so each verdict
-// read a queue of ours, and the cuts chained: 40 → 20 → 10 → 5, 221
+// served 50 calls/s, short of (1 − f/2) × 71 = 53 by less than the two
+// standard deviations the verdict asks, so each verdict read a queue of
+// ours, and the cuts chained: 40 → 20 → 10 → 5, 221
 // healthy calls shed. The reference is now the throughput of the windows
 // since the RTT rose (here the one that cut: 40 successes in 344 ms, 116
 // calls/s), and the experiment undoes the cut: the limit goes back to 40

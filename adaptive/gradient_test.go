@@ -658,8 +658,8 @@ func repeat(n int, w Window) []Window {
 }
 
 // replay runs windows through a new Gradient from the limit start, with the
-// limit set to raised before window at (Acquire's growth in the run), and
-// returns the limit after each window and the Gradient.
+// limit set to raised before window at (Acquire's growth in the run; -1:
+// none), and returns the limit after each window and the Gradient.
 func replay(t *testing.T, start, at, raised int, windows []Window) ([]int, *Gradient) {
 	t.Helper()
 	g, err := NewGradient(GradientConfig{})
@@ -782,17 +782,8 @@ func TestGradientUpdateRules(t *testing.T) {
 			handWin(1, 0, 0, 900*ms, 0, 1)}, 10, 100 * ms, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := NewGradient(GradientConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			limit := tc.start
-			var seq []int
-			for _, win := range tc.windows {
-				limit = g.Update(limit, win)
-				seq = append(seq, limit)
-			}
-			if limit != tc.limit {
+			seq, g := replay(t, tc.start, -1, 0, tc.windows)
+			if limit := seq[len(seq)-1]; limit != tc.limit {
 				t.Errorf("limits %v; want %d at the end", seq, tc.limit)
 			}
 			if tc.base > 0 && g.Baseline() != tc.base {
