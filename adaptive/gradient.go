@@ -94,10 +94,8 @@ const (
 //	           the successes and on every release; Ignore counts)
 //
 // ssthresh is forgotten when the base falls below a Tolerance-th of the
-// base it was set at (a downstream that got that much faster has a new
-// capacity), and when an experiment finds the RTT not ours while the
-// ssthresh is one that timeouts set before the RTT rose (it told of the
-// RTT then).
+// base it was set at: a downstream that got that much faster has a new
+// capacity.
 //
 // Sources: the gradient min RTT / sample RTT with a buffer above the min
 // RTT is Envoy's adaptive concurrency filter's gradient controller (and
@@ -129,37 +127,34 @@ type Gradient struct {
 	base  float64 // ns; 0 until the first window with successes
 	// ssthresh is the highest limit at which a binding window was healthy
 	// since the last queued cut, or that cut's limit (calls); 0: none yet.
-	ssthresh  float64
-	ssBase    float64 // ns: the base when ssthresh was last set by a cut
-	ssTimedAt float64 // ns on clock: when timeouts set ssthresh; 0: something else did
-	healthy   bool    // the last judged window was healthy
-	sure      bool    // ... and below the threshold with 95% confidence
-	from      float64 // calls: the limit the last window closed at, before its Update
-	timedOut  bool    // a window has timed out since the last one healthy for sure
-	clock     float64 // ns: the windows' durations summed
-	est       estimate
-	probing   bool
-	probe     probe
-	chained   bool    // the last probe found a queue of ours and no healthy window followed
-	growAt    float64 // ns on clock: the limit may grow again (once per RTT)
-	cutAt     float64 // ns on clock: timeouts may cut again (once per RTT)
-	grown     float64 // calls: the limit as the last Update left it
-	lastDur   float64 // ns: the last window's duration
-	hist      history
+	ssthresh float64
+	ssBase   float64 // ns: the base when ssthresh was last set by a cut
+	healthy  bool    // the last judged window was healthy
+	sure     bool    // ... and below the threshold with 95% confidence
+	from     float64 // calls: the limit the last window closed at, before its Update
+	timedOut bool    // a window has timed out since the last one healthy for sure
+	clock    float64 // ns: the windows' durations summed
+	est      estimate
+	probing  bool
+	probe    probe
+	chained  bool    // the last probe found a queue of ours and no healthy window followed
+	growAt   float64 // ns on clock: the limit may grow again (once per RTT)
+	cutAt    float64 // ns on clock: timeouts may cut again (once per RTT)
+	grown    float64 // calls: the limit as the last Update left it
+	lastDur  float64 // ns: the last window's duration
+	hist     history
 }
 
 // probe is the experiment a queued cut starts.
 type probe struct {
-	due       float64 // ns on Gradient.clock: windows starting then measure it
-	rtt       float64 // ns: the RTT when it began; it measures for that long
-	rate      float64 // successes per ns over the RTT before the first cut
-	peak      float64 // calls: the mean in-flight count before the first cut
-	cut       float64 // the share of that peak the cuts took away
-	limit     float64 // calls: the limit before the first cut since the RTT rose
-	ssthresh  float64 // ssthresh then
-	ssTimedAt float64 // Gradient.ssTimedAt for ssthresh
-	since     float64 // ns on Gradient.clock: the first cut
-	ok, dur   float64 // successes and ns measured since due
+	due      float64 // ns on Gradient.clock: windows starting then measure it
+	rtt      float64 // ns: the RTT when it began; it measures for that long
+	rate     float64 // successes per ns over the RTT before the first cut
+	peak     float64 // calls: the mean in-flight count before the first cut
+	cut      float64 // the share of that peak the cuts took away
+	limit    float64 // calls: the limit before the first cut since the RTT rose
+	ssthresh float64 // ssthresh then
+	ok, dur  float64 // successes and ns measured since due
 }
 
 // history holds the successes and durations of the last windows, to
@@ -281,7 +276,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// The downstream got much faster: its capacity in calls is
 			// unknown again.
 			g.ssthresh, g.probe.ssthresh = 0, 0
-			g.ssTimedAt, g.probe.ssTimedAt = 0, 0
 		}
 	}
 	p := float64(max(w.MaxInFlight, 0))
@@ -300,9 +294,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 	if d := float64(timeouts) / n; float64(timeouts) > m+2*math.Sqrt(m) && d > g.tTol {
 		// At most one cut per RTT: the timeouts of one RTT are one signal.
 		if !g.timedOut {
-			// RFC 5681: half the in-flight count at the first loss.
-			g.ssthresh, g.ssBase, g.ssTimedAt = est/2, g.base, g.clock
-			g.probe.ssthresh, g.probe.ssTimedAt = g.ssthresh, g.clock
+			// RFC 5681: half the in-flight count at the first loss; an
+			// experiment that undoes its cuts keeps it.
+			g.ssthresh, g.ssBase = est/2, g.base
+			g.probe.ssthresh = g.ssthresh
 			g.timedOut = true
 		}
 		g.healthy = false
@@ -346,7 +341,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// (TestGradientStormHealSlowdown). With the cut limit in use,
 			// twice the throughput is a downstream that our concurrency
 			// made thrash, and the cut stands (TestGradientCollapseKeepsCut).
-			g.ssthresh, g.ssTimedAt = g.probe.ssthresh, g.probe.ssTimedAt
+			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
 			return g.set(max(est, g.probe.limit))
 		}
@@ -363,24 +358,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
 			g.base = r
-			// ssthresh goes back too, unless timeouts set it before the
-			// RTT rose: half the limit at which attempts ran out of time
-			// then tells of the RTT then, and the RTT is now found to be
-			// the downstream's own. Timeouts during the experiment came at
-			// this RTT and keep theirs (S11 on seed 2 fell from 38.6 to
-			// 35.5 calls/s without them: a doubling to 160 past 50
-			// workers timed out in storms). So does a limit a cut left or
-			// a healthy window filled: it counts calls the downstream
-			// served (its workers, a pool), which a slower service keeps
-			// (forgotten too, TestGradientSlowdownUnderOverload's limit
-			// went to 112–282, want ≤ 120). The real HTTP trial's 2 s
-			// toxic left 20, which held the 300 ms toxic after it to 1/8
-			// per RTT: 3.6 s from 20 to the pool of 50
-			// (TestGradientStormHealSlowdown).
-			g.ssthresh, g.ssTimedAt = g.probe.ssthresh, g.probe.ssTimedAt
-			if 0 < g.ssTimedAt && g.ssTimedAt < g.probe.since {
-				g.ssthresh, g.ssTimedAt = 0, 0
-			}
+			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
 			return g.set(max(est, g.probe.limit))
 		}
@@ -426,12 +404,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 			if ref == 0 {
 				ref = g.hist.rate(2*r, false)
 			}
-			first = probe{limit: est, ssthresh: g.ssthresh, ssTimedAt: g.ssTimedAt, since: g.clock, peak: inFlight, rate: ref}
+			first = probe{limit: est, ssthresh: g.ssthresh, peak: inFlight, rate: ref}
 		}
 		g.probing, g.chained = true, false
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
-			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh, ssTimedAt: first.ssTimedAt, since: first.since}
-		g.ssthresh, g.ssBase, g.ssTimedAt = next, g.base, 0
+			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
+		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
 	// Healthy for sure, so that Acquire may double an unknown limit: under
@@ -467,7 +445,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		return g.set(max(next, est+1))
 	}
-	g.ssthresh, g.ssTimedAt = est, 0 // the limit, all in use, was served without a queue
+	g.ssthresh = est // the limit, all in use, was served without a queue
 	return g.set(max(est+1, est*(1+growthAbove)))
 }
 

@@ -35,15 +35,12 @@ import (
 // two runs, because the plain clients' lead is calls queued in their pool
 // during the fault's last 2 s and served at the heal (PhaseStats.OKAfter);
 // in stop 31's one full run floodgate met the 300 ms row (1,267 against
-// 1,249) but not the stalls row (502 against 818). Stop 33's experiment
-// reference missed the full form's 300 ms row (1,213 to 1,221 against
-// 1,248–1,252 in four runs); since stop 34, which forgets a timeouts'
-// ssthresh at the experiment's undo, it is met again (1,356 against
-// 1,250–1,251 in two runs). The full form's stalls row was met in two of
-// five runs (955 against 651, 756 against 722; 814 against 886, 992
-// against 1,372, 619 against 887).
-// The numbers are in testdata/real-tables.md ("Stop 31", "Stop 33",
-// "Stop 34").
+// 1,249) but not the stalls row (502 against 818). Since stop 33's
+// experiment reference it misses the full form's 300 ms row too (1,213
+// to 1,221 against 1,248–1,252 in four runs), and met the stalls row in
+// two of four (955 against 651, 756 against 722; 814 against 886, 992
+// against 1,372).
+// The numbers are in testdata/real-tables.md ("Stop 31", "Stop 33").
 var notYetMet = map[[2]string]bool{
 	{"Redis", "stalls: floodgate's successes within the deadline ≥ go-redis deadline's"}: true,
 	{"HTTP", "latency 300 ms: floodgate's successes within the deadline ≥ net/http's"}:   true,
