@@ -94,3 +94,38 @@ func TestGradientStepwiseCapacityLoss(t *testing.T) {
 	mean := fifoShare(t, stages, 4, 100*s, 140*s, capacity)
 	check(t, mean < 0.5, "successes %.1f%% of the 6 workers' capacity on average over seeds 1–4; want ≥ 50%%", 100*mean)
 }
+
+// A slowdown whose first seconds time out (a review of stop 34), as
+// bench/sim's floodgate saw it, window by window: 300 calls/s at 40
+// workers, 50 ms; then 2.1 s for 2 s, past the 1 s attempt timeout; then
+// 500 ms (p99 1.5×: 80 calls/s of capacity). The timeouts cut the limit
+// 80 → 5, and the first queued cut (5 → 2) measured its experiment
+// against the successes of the 2 RTTs before it, 4.9 calls/s, since
+// nearly every call in them had timed out. The count at a limit of 2 (4
+// calls/s) never fell short of so small a reference, so the cut stood,
+// the base stayed at 50 ms, every 500 ms window read as queued, and the
+// cuts chained 2 → 1 at a downstream that served 80 calls/s. The
+// reference now counts the calls that ended, timeouts too (59.4 calls/s):
+// a queue of ours that a cut shortens answers the calls that timed out in
+// it before. The verdict reads the RTT as the downstream's, and the limit
+// goes back to 5 and, at once, to the timeouts' ssthresh of 40.
+//
+//	bench/sim, 25 s from the onset: calls/s within the 1 s SLO (seeds 1, 2, 3)
+//	successes only in the reference     2.6, 45.9, 3.0
+//	timeouts counted too                58.8, 60.7, 57.3   (the oracle's 67.5–69.8)
+func TestGradientTimeoutsInReference(t *testing.T) {
+	const ms = time.Millisecond
+	windows := append(repeat(10, traced(253*ms, 80, 0, 55, 28, 25)),
+		traced(965*ms, 1, 9, 97.0, 0, 80), // Acquire had raised the limit to 80; timeouts: 80 → 40
+		traced(956*ms, 0, 72, 0, 0, 78),   // 40 → 20
+		traced(250*ms, 0, 26, 0, 0, 39),   // 20 → 10
+		traced(544*ms, 1, 13, 544.4, 0, 18),
+		traced(288*ms, 9, 0, 678.7, 76.2, 9), // queued: 5 → 2
+		traced(386*ms, 2, 0, 438.1, 4.2, 4), traced(569*ms, 3, 0, 542.3, 112.6, 2),
+		traced(578*ms, 2, 0, 546.7, 24.6, 2), traced(476*ms, 2, 0, 522.8, 124.1, 2))
+	windows = append(windows, repeat(12, traced(500*ms, 2, 0, 520, 60, 2))...)
+	seq, g := replay(t, 40, 10, 80, windows)
+	if seq[14] != 2 || seq[len(seq)-1] < 5 || g.Baseline() < 400*ms {
+		t.Errorf("limits %v, base %v; want the cut to 2 (window 14) undone, the base the slowdown's RTT", seq, g.Baseline())
+	}
+}
