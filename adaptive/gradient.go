@@ -120,7 +120,8 @@ const (
 // holds above the capacity until the RTT falls below that base; and a
 // capacity that falls in steps at a long RTT, under an attempt timeout
 // close to it, is not followed, because Acquire goes back at once to an
-// ssthresh set at a higher capacity (docs/design.md).
+// ssthresh set at a higher capacity; docs/design.md has these and two
+// after storms of timeouts.
 type Gradient struct {
 	owner owner // claimed by the Limiter that runs it
 	tol   float64
