@@ -49,9 +49,7 @@ const (
 // after the cut as ended before it (timeouts included), a downstream that
 // is merely slower serves a share f fewer,
 // f the share of our calls the cut took away. If it fell by more than f/2
-// (by two standard deviations of the count), and the RTT did not fall
-// back under the threshold with timeouts since the cut (a queue of ours
-// whose calls timed out), the RTT is the downstream's
+// (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
 // back to where it was before the first cut. A count that reaches twice
 // what the whole measurement expects ends it early: with the cut limit
@@ -88,8 +86,7 @@ const (
 //	           RTT rose, if they hold ≥ 20 calls
 //	           and the cut's window drains no backlog, n̄ ≤ 2p; else of
 //	           the 2 RTTs before the cut): < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut (not when timeouts came
-//	           since the cut and r − 2se ≤ threshold); ≥ 2 × the count the
+//	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
 //	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
@@ -123,8 +120,8 @@ const (
 // holds above the capacity until the RTT falls below that base; and a
 // capacity that falls in steps at a long RTT, under an attempt timeout
 // close to it, is not followed, because Acquire goes back at once to an
-// ssthresh set at a higher capacity; docs/design.md has these and one
-// after a storm of timeouts.
+// ssthresh set at a higher capacity; docs/design.md has these and two
+// after storms of timeouts.
 type Gradient struct {
 	owner owner // claimed by the Limiter that runs it
 	tol   float64
@@ -160,7 +157,6 @@ type probe struct {
 	cut      float64 // the share of that peak the cuts took away
 	limit    float64 // calls: the limit before the first cut since the RTT rose
 	ssthresh float64 // ssthresh then
-	timedOut bool    // timeouts came since the cut
 	ok, dur  float64 // successes and ns measured since due
 }
 
@@ -317,14 +313,12 @@ func (g *Gradient) Update(limit int, w Window) int {
 			g.timedOut = true
 		}
 		g.healthy = false
-		g.probe.timedOut = g.probing
 		if g.clock < g.cutAt {
 			return g.set(est) // one cut per RTT
 		}
 		g.cutAt = g.clock + rtt
 		return g.set(est * max(0.5, 1-(d-g.tTol)))
 	}
-	thr := max(g.tol*g.base, g.base+g.floor)
 	if g.probing {
 		if start < g.probe.due {
 			return limit // the cut's effect is still on its way
@@ -372,16 +366,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// count must fall short of (1 − f/2) m by two standard deviations
 		// (Poisson), so that a window of few calls does not decide it.
 		m := g.probe.rate * g.probe.dur
-		// Unless timeouts came since the cut and the RTT is back under the
-		// threshold: then the rise was a queue of ours, the timeouts were
-		// its calls, and the count fell with the limit they cut. Counting
-		// timeouts in the reference, a storm's from limits far above a
-		// capacity that had fallen to 10 workers read 120 calls/s where 50
-		// were served, the cut was undone, and Acquire went back to the
-		// storm's ssthresh of 80: another storm
-		// (TestGradientStormReferenceAfterCapacityLoss).
-		ours := g.probe.timedOut && r-2*se <= thr
-		if f < 0.1 || r > 0 && !ours && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
+		if f < 0.1 || r > 0 && g.probe.ok+2*math.Sqrt(m) < m*(1-f/2) {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
 			g.base = r
@@ -391,6 +376,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
 	}
+	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
 		g.hist.raise()
 		g.healthy = false

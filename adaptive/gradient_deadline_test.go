@@ -167,16 +167,15 @@ func TestGradientTimeoutStormFloor(t *testing.T) {
 // the first queued cut (20 → 10) measures its experiment against the 2
 // RTTs before it: 120 calls/s ended in them, nearly all timeouts of calls
 // admitted at limits of 40–160, where the 10 workers serve 50. The 41
-// calls/s at the cut limit fell short of that, the verdict read the RTT
-// as not ours, and the undo restored the limit of 20 and the storm's
-// ssthresh of 80, to which Acquire then jumped: another storm. Timeouts
-// came during that experiment (20 → 8), and its RTT was back at the base
-// (203 ms): the rise was a queue of ours, and the cut now stands.
+// calls/s at the cut limit fall short of that, the verdict reads the RTT
+// as not ours, and the undo restores the limit of 20 and the storm's
+// ssthresh of 80, to which Acquire then jumps: another storm. Counting
+// only the successes, the reference was 13.9 calls/s and the cut stood.
+// KNOWN GAP.
 //
 //	bench/sim, 25 s to 80 s after the loss (seeds 1–10)   calls/s within the SLO   timeouts
-//	successes only in the reference (before stop 34)      44.4 (39.1–47.2)        486
+//	successes only in the reference                       44.4 (39.1–47.2)        486
 //	timeouts counted too                                  41.1 (30.8–47.9)        1,167
-//	... and no undo after timeouts with the RTT back      45.7 (43.9–47.5)        0
 //	the oracle (limit 10)                                 48.3–48.5               0
 func TestGradientStormReferenceAfterCapacityLoss(t *testing.T) {
 	const ms = time.Millisecond
@@ -193,7 +192,6 @@ func TestGradientStormReferenceAfterCapacityLoss(t *testing.T) {
 		traced(293*ms, 12, 0, 202.6, 17.7, 8),
 		traced(252*ms, 10, 0, 203.0, 13.0, 8))
 	seq, g := replay(t, 80, 10, 160, windows)
-	if seq[len(seq)-1] > 10 || g.ssthresh > 10 {
-		t.Errorf("limits %v, ssthresh %v; want the queued cut to 10 (window 16) to stand, with ssthresh ≤ 10", seq, g.ssthresh)
-	}
+	check(t, seq[len(seq)-1] > 10 || g.ssthresh > 10,
+		"limits %v, ssthresh %v; want the queued cut to 10 (window 16) to stand, with ssthresh ≤ 10", seq, g.ssthresh)
 }
