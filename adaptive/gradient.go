@@ -82,10 +82,10 @@ const (
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
 //	           count at the throughput before the first cut (calls that
-//	           ended, successes and timeouts; of the windows since the
-//	           RTT rose, if they hold ≥ 20 calls
-//	           and the cut's window drains no backlog, n̄ ≤ 2p; else of
-//	           the 2 RTTs before the cut): < (1 − f/2) m − 2√m → base = r,
+//	           ended, successes and timeouts, in the windows since the RTT
+//	           rose if they hold ≥ 20 and the cut's window drains no
+//	           backlog, n̄ ≤ 2p; else in the 2 RTTs before the cut):
+//	           < (1 − f/2) m − 2√m → base = r,
 //	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
@@ -258,10 +258,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// queue of ours that the cut shortens answers after it the calls that
 	// timed out in it before. Counting only the successes, the windows of
 	// a slowdown whose first seconds time out (40 workers, 300 calls/s,
-	// 2.1 s for 2 s then 500 ms, a 1 s attempt timeout) read 5 calls/s,
+	// 2.1 s for 2 s then 500 ms, a 1 s attempt timeout) read 4.9 calls/s,
 	// every cut after them read as ours, and the limit went 5 → 2 → 1 at a
-	// downstream that served 80 calls/s: 2.6–3.0 calls/s within the SLO on
-	// two of three seeds, against the oracle's 68–70
+	// downstream that served 80 calls/s: 2.6 and 3.0 calls/s within the
+	// SLO on two of three seeds, against the oracle's 67.5–69.8
 	// (TestGradientTimeoutsInReference).
 	g.hist.push(ok+timeouts, w.Duration)
 	if ok+timeouts <= 0 {
@@ -398,7 +398,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		// 13 read 71 calls/s for 100, found a queue of ours three times,
 		// 40 → 20 → 10 → 5, and shed 221 calls of a downstream with no
 		// capacity limit: TestGradientStallOnsetReference). With fewer
-		// than minRisen successes in them, or when the window that cuts
+		// than minRisen calls ended in them, or when the window that cuts
 		// drains a backlog (its successes account for more than twice its
 		// peak in flight: calls from before it came back at once), the 2
 		// RTTs before the cut. A heal's burst is no rate the limit

@@ -107,8 +107,9 @@ func TestGradientStepwiseCapacityLoss(t *testing.T) {
 // cuts chained 2 → 1 at a downstream that served 80 calls/s. The
 // reference now counts the calls that ended, timeouts too (59.4 calls/s):
 // a queue of ours that a cut shortens answers the calls that timed out in
-// it before. The verdict reads the RTT as the downstream's, and the limit
-// goes back to 5 and, at once, to the timeouts' ssthresh of 40.
+// it before. The verdict reads the RTT as the downstream's, the limit
+// goes back to 5, and in bench/sim it was at the timeouts' ssthresh of 40
+// one second later (30.1 → 31.1 s).
 //
 //	bench/sim, 25 s from the onset: calls/s within the 1 s SLO (seeds 1, 2, 3)
 //	successes only in the reference     2.6, 45.9, 3.0
@@ -131,10 +132,10 @@ func TestGradientTimeoutsInReference(t *testing.T) {
 }
 
 // The shape of TestGradientTimeoutsInReference on the FIFO downstream
-// (runFIFO), where the workers go on serving the calls that timed out: the
-// 2 s at 2.1 s leave about 4 s of them queued, their timeouts cut the
-// limit once per RTT to 1, and the 500 ms that follows finds it there with
-// the base at 50 ms. A window of two successes at 500 ms then reads as
+// (runFIFO), where the workers go on serving the calls that timed out:
+// on seed 1 the calls queued in the 2 s at 2.1 s time out until 34 s,
+// cutting the limit once per RTT to 1 by 31 s, and the 500 ms that
+// follows finds it there with the base at 50 ms. A window of two successes at 500 ms then reads as
 // queued (2.3 calls in flight by Little's law) and cuts 2 → 1, and its
 // experiment, against the 3–4 calls/s that ended before the cut, needs
 // 16/f² ≈ 50 calls to tell (on seed 1 it began at 36.9 s and was still
