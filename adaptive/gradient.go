@@ -158,6 +158,8 @@ type probe struct {
 	limit    float64 // calls: the limit before the first cut since the RTT rose
 	ssthresh float64 // ssthresh then
 	ok, dur  float64 // successes and ns measured since due
+	cutTo    float64 // calls: the limit this experiment's cut set
+	timedOut bool    // timeouts came during the experiment
 }
 
 // history holds the calls that ended (successes and timeouts) and the
@@ -313,6 +315,9 @@ func (g *Gradient) Update(limit int, w Window) int {
 			g.timedOut = true
 		}
 		g.healthy = false
+		if g.probing {
+			g.probe.timedOut = true
+		}
 		if g.clock < g.cutAt {
 			return g.set(est) // one cut per RTT
 		}
@@ -370,9 +375,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
 			g.base = r
-			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
-			return g.set(max(est, g.probe.limit))
+			return g.set(max(est, g.restore(est)))
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
 	}
@@ -420,7 +424,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.probing, g.chained = true, false
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
-			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
+			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh, cutTo: next}
 		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
@@ -459,6 +463,22 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	g.ssthresh = est // the limit, all in use, was served without a queue
 	return g.set(max(est+1, est*(1+growthAbove)))
+}
+
+// restore sets ssthresh as the experiment's undo leaves it and returns
+// the limit to go back to: those from before the first cut, unless
+// timeouts came during the experiment, which say that limit was too high:
+// then at most the limit this experiment's cut set.
+func (g *Gradient) restore(est float64) float64 {
+	lim, ss := g.probe.limit, g.probe.ssthresh
+	if g.probe.timedOut && est < g.probe.cutTo {
+		lim = max(1, lim*est/g.probe.cutTo)
+		if ss == 0 {
+			ss = lim
+		}
+	}
+	g.ssthresh = ss
+	return lim
 }
 
 // Ceiling returns how far Acquire may raise the limit before the next

@@ -131,6 +131,38 @@ func TestGradientTimeoutsInReference(t *testing.T) {
 	}
 }
 
+// Timeouts during an experiment (stop 35; the bench/sim review shape
+// "A0"): 300 calls/s at 40 workers whose service goes from 50 ms to
+// 500 ms (p99 1.2×: 80 calls/s of capacity) under a 1 s attempt timeout,
+// with no storm before. Slow start doubles the limit past the workers
+// (80 → 160), the queue of ours reads as queued and is cut (160 → 59 on
+// bench/sim's seed 1), and the calls already queued behind the 40
+// workers time out during the experiment, halving the limit once per RTT
+// (59 → 29). At 29 the downstream serves fewer calls per second than the
+// reference from before the cut, so the count fell with the limit, the
+// verdict read the RTT as not ours, and the undo went back to 160, where
+// the queue timed out again, slowdown-long. The timeouts say that the
+// limit from before the cut was too high: the undo now reverses the
+// queued cut only (the limit before it × the limit now / the limit the cut
+// set: 160 × 29/59 → 80; a later cycle 90 × 21/43 → 45) and keeps the
+// timeouts' cuts.
+//
+//	runFIFO, successes from 30 s to 55 s, % of capacity     seeds 1–4                 mean
+//	undo to the limit before the cut                        42.2, 39.8, 91.6, 86.8    65.1
+//	undo of the queued cut only                             93.7, 97.7, 91.6, 99.2    95.6
+//	bench/sim A0, calls/s within the 1 s SLO (seeds 1–3): 35.5, 30.7, 68.1 → 69.3, 71.3, 66.5 (the oracle 79.5)
+func TestGradientTimeoutsDuringExperiment(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	stages := []fifoStage{
+		{25 * s, 300, 40, 50 * ms, 3, s},
+		{30 * s, 300, 40, 500 * ms, 1.2, s},
+	}
+	mean := fifoShare(t, stages, 4, 30*s, 55*s, 40/stages[1].mean().Seconds())
+	if mean < 0.85 {
+		t.Errorf("successes %.1f%% of capacity on average over seeds 1–4; want ≥ 85%%", 100*mean)
+	}
+}
+
 // The shape of TestGradientTimeoutsInReference on the FIFO downstream
 // (runFIFO), where the workers go on serving the calls that timed out:
 // on seed 1 the calls queued in the 2 s at 2.1 s time out until 34 s,
