@@ -51,9 +51,7 @@ const (
 // f the share of our calls the cut took away. If it fell by more than f/2
 // (by two standard deviations of the count), the RTT is the downstream's
 // new normal, whatever its size: the base becomes r and the limit goes
-// back to where it was before the first cut (if timeouts cut it during
-// the experiment, only the queued cut is undone: the timeouts say the
-// limit from before it was too high). A count that reaches twice
+// back to where it was before the first cut. A count that reaches twice
 // what the whole measurement expects ends it early: with the cut limit
 // less than half used, whatever raised the RTT has gone (a heal) and the
 // cut is undone too; else the cut stands (our concurrency made the
@@ -88,8 +86,7 @@ const (
 //	           rose if they hold ≥ 20 and the cut's window drains no
 //	           backlog, n̄ ≤ 2p; else in the 2 RTTs before the cut):
 //	           < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut (× limit now / limit
-//	           the cut set, if timeouts cut it since); ≥ 2 × the count the
+//	           limit back before the first cut; ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
 //	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
@@ -161,9 +158,6 @@ type probe struct {
 	limit    float64 // calls: the limit before the first cut since the RTT rose
 	ssthresh float64 // ssthresh then
 	ok, dur  float64 // successes and ns measured since due
-	cutTo    float64 // calls: the limit this experiment's cut set
-	rCut     float64 // ns: r − 2se of the window that made that cut
-	timedOut bool    // timeouts came during the experiment
 }
 
 // history holds the calls that ended (successes and timeouts) and the
@@ -319,9 +313,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 			g.timedOut = true
 		}
 		g.healthy = false
-		if g.probing {
-			g.probe.timedOut = true
-		}
 		if g.clock < g.cutAt {
 			return g.set(est) // one cut per RTT
 		}
@@ -379,8 +370,9 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low.
 			g.base = r
+			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
-			return g.set(max(est, g.restore(est, r+2*se < g.probe.rCut)))
+			return g.set(max(est, g.probe.limit))
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
 	}
@@ -428,7 +420,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.probing, g.chained = true, false
 		g.probe = probe{due: g.clock + r, rtt: max(r, float64(w.Duration)), rate: first.rate,
-			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh, cutTo: next, rCut: r - 2*se}
+			peak: first.peak, cut: 1 - next/first.peak, limit: first.limit, ssthresh: first.ssthresh}
 		g.ssthresh, g.ssBase = next, g.base
 		return g.set(next)
 	}
@@ -467,22 +459,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	g.ssthresh = est // the limit, all in use, was served without a queue
 	return g.set(max(est+1, est*(1+growthAbove)))
-}
-
-// restore sets ssthresh back to where it was before the first cut and
-// returns the limit to go back to: the one from before the first cut,
-// unless timeouts cut the limit during the experiment and the RTT fell
-// since the cut (drained: r + 2se under the cutting window's r − 2se).
-// Those timeouts emptied a queue of ours, so the limit before the cut was
-// too high, and only the queued cut is undone: that limit × the limit now
-// / the limit the cut set. Timeouts with an RTT that did not fall are the
-// downstream's own tail, and every cut is undone.
-func (g *Gradient) restore(est float64, drained bool) float64 {
-	g.ssthresh = g.probe.ssthresh
-	if g.probe.timedOut && drained && est < g.probe.cutTo {
-		return max(1, g.probe.limit*est/g.probe.cutTo)
-	}
-	return g.probe.limit
 }
 
 // Ceiling returns how far Acquire may raise the limit before the next
