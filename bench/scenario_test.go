@@ -30,6 +30,8 @@ var notYetMet = map[[2]string]bool{
 	{"S13", "goodput ≥ failsafe-go's"}:                         true,
 	{"S17", "goodput from 25 s to 35 s ≥ 90% of the oracle's"}: true,
 	{"S18", "goodput from 30 s to 45 s ≥ 90% of the oracle's"}: true,
+	{"S19", "goodput from 30 s to 60 s ≥ 90% of the oracle's"}: true,
+	{"S19", "goodput ≥ failsafe-go's"}:                         true,
 }
 
 // scenario returns the scenario named name (S16 shortened to 2 minutes
@@ -195,6 +197,14 @@ func TestScenarioS17TimeoutsThenSlowdown(t *testing.T) { runScenario(t, "S17") }
 // 713 good calls in the stall met since stop 33: 770; the oracle's 1,050
 // not yet).
 func TestScenarioS18Stalls(t *testing.T) { runScenario(t, "S18") }
+
+// S19: a review's shape (stop 35): our calls queue at 40 workers whose
+// service slows tenfold, under an attempt timeout of twice the new
+// service time. Measures the cycle of TestGradientTimeoutsDuringExperiment
+// (adaptive): slow start past the workers, a queued cut, timeouts of the
+// calls already queued during its experiment, and an undo back to the
+// overshoot.
+func TestScenarioS19OwnQueueTightTimeout(t *testing.T) { runScenario(t, "S19") }
 
 // TestScenarioDeterministic runs S3 twice for each kind of client
 // (floodgate, failsafe-go, the pool), S15 (the fleet) twice for floodgate

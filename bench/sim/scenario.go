@@ -5,7 +5,7 @@ import "time"
 // Scenario is one scripted run: the offered load, the downstream's
 // behaviour over time, and the moments the metrics are taken from.
 type Scenario struct {
-	// Name is the scenario's short name (S1..S18).
+	// Name is the scenario's short name (S1..S19).
 	Name string
 	// Title says what happens, for tables and plots.
 	Title string
@@ -121,7 +121,7 @@ func healthy(from time.Duration) Phase {
 	return Phase{From: from, Workers: 40, Service: LogNormal{Median: 50 * time.Millisecond, P99: 150 * time.Millisecond}}
 }
 
-// Scenarios returns S1..S18, the values both the tests and cmd/scenarios
+// Scenarios returns S1..S19, the values both the tests and cmd/scenarios
 // run.
 func Scenarios() []Scenario {
 	const s, ms = time.Second, time.Millisecond
@@ -294,6 +294,18 @@ func Scenarios() []Scenario {
 			AttemptTimeout: 2 * s, CallDeadline: 2 * s, SLO: 2 * s,
 			Phases: []Phase{constant(0, PoolSize, ms), with(constant(30*s, PoolSize, ms), func(p *Phase) { p.Stall = 500 * ms }),
 				constant(45*s, PoolSize, ms)},
+		},
+		// S19 is a review's shape (stop 35): a slowdown of a downstream
+		// whose 40 workers our calls queue at, under an attempt timeout
+		// of twice the new service time. 300 calls/s against 80 of
+		// capacity from 30 s: a limit above the 40 workers queues our calls
+		// past the timeout, so the oracle's 40 serve the most. Healthy
+		// seconds: 2–28 s.
+		{
+			Name: "S19", Title: "own queue, tight timeout: 300 calls/s, 40 workers; service 50 ms → 500 ms (p99 1.2× the median) from 30 s to the end: capacity 80 calls/s; attempt timeout and SLO 1 s, deadline 3 s",
+			Seed: 19, Duration: 60 * s, Rate: flat(300), Onset: 30 * s,
+			AttemptTimeout: s, CallDeadline: 3 * s, SLO: s,
+			Phases: []Phase{healthy(0), constant(30*s, 40, 500*ms)},
 		},
 	}
 }

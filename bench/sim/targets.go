@@ -161,6 +161,7 @@ func scenarioTargets() []Target {
 		ofOracle("S15", 0.9), beatsFailsafe("S15"),
 		ofOracleIn("S17", 25*time.Second, 35*time.Second, 0.9), beatsFailsafe("S17"),
 		ofOracleIn("S18", 30*time.Second, 45*time.Second, 0.9), beatsFailsafe("S18"),
+		ofOracleIn("S19", 30*time.Second, 60*time.Second, 0.9), beatsFailsafe("S19"),
 		{"S18", "goodput from 30 s to 45 s ≥ the fixed pool's (bench/real: go-redis deadline's)", func(rs []*Result) (string, bool) {
 			a, b := goodIn(fg(rs), 30*time.Second, 45*time.Second), goodIn(byName(rs, "fixed pool 50"), 30*time.Second, 45*time.Second)
 			return fmt.Sprintf("%d vs %d good calls", a, b), a >= b

@@ -1,4 +1,4 @@
-// Command scenarios runs the scenario suite S1..S18 (the same scenarios,
+// Command scenarios runs the scenario suite S1..S19 (the same scenarios,
 // seeds and contenders as bench/scenario_test.go, so the same numbers) and
 // writes its results into the documentation: the tables and the targets
 // between the "scenarios:begin" and "scenarios:end" markers of

@@ -32,7 +32,7 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "seeds 1..n, 1–1000")
-	only := flag.String("only", "", "comma-separated scenario names (S1..S18); empty: all")
+	only := flag.String("only", "", "comma-separated scenario names (S1..S19); empty: all")
 	misses := flag.Bool("misses", false, "also print each miss of a target the suite's seed meets, with its seed and measured value")
 	testing.Init()
 	flag.Parse()
@@ -76,7 +76,7 @@ func run(t *testing.T, n int, names []string, misses bool) {
 		scs = append(scs, sc)
 	}
 	if len(scs) == 0 || len(names) > 0 && len(scs) != len(names) {
-		t.Fatalf("-only %s: want scenario names among S1..S18, each once", strings.Join(names, ","))
+		t.Fatalf("-only %s: want scenario names among S1..S19, each once", strings.Join(names, ","))
 	}
 	tallies := make([]*tally, len(scs))
 	t.Run("runs", func(t *testing.T) {
