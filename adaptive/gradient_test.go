@@ -507,20 +507,23 @@ func TestGradientCutsOwnQueue(t *testing.T) {
 // Gradient, share one FIFO downstream of 40 workers whose service time
 // triples (50 → 150 ms median) under 400 calls/s in all (0.5× its capacity
 // before, 1.5–1.7× after): each sees the same RTT rise and cuts, so the
-// shared queue stays bounded and the workers busy (throughput ≥ 90% of
-// capacity). Service spread (p99 / median) 1.5, so that the p99 bound
-// measures the queue, and 3. One client alone in the same scenario
-// (measured): limit 42..80 in the last third, RTT p99 318 and 314 ms at
-// spread 1.5 (seeds 1, 2); 496 and 527 ms at spread 3.
+// shared queue stays bounded (the sum of the limits within 4× the workers)
+// and the workers busy (throughput ≥ 85% of capacity). Service spread (p99
+// / median) 1.5, so that the p99 bound measures the queue, and 3. One
+// client alone in the same scenario (measured): limit 42..80 in the last
+// third, RTT p99 318 and 314 ms at spread 1.5 (seeds 1, 2); 496 and 527 ms
+// at spread 3.
 //
-// Measured bands, with the fleet's known gap: the sum of the limits
-// reaches 3.8 × the 40 workers (seed 3) and some clients' experiments take
-// the shared queue for a slower downstream (bases up to 444 ms, 2.6 × the
-// mean service, at spread 3), but the shared queue stays bounded: RTT p99
-// at most 2.6 × (spread 1.5) and 3.1 × (spread 3) the mean service, and
-// the workers 86–99% busy. Before the cut went from the mean in flight,
-// the spread 1.5 rows starved the workers (35–89%): low-rate clients stuck
-// at limit 1.
+// Seeds 1–12 of each spread (stop 36; the rows had seeds 1–4 and 1–2):
+// spread 1.5 passes on all 12, spread 3 fails on 8, the known gap. There
+// some clients' experiments find the shared queue not theirs (the base
+// rises only at that verdict, and the highest base is 0.38–2.2 s, 2.3–13×
+// the mean service, against 0.33–0.45 s on the four seeds that pass): a
+// client that cuts while the others do not loses its share of the shared
+// workers, as it would at a slower downstream. On seed 5 the fleet runs away:
+// the sum of the limits 354..700, RTT p99 14.9× the mean service. Before
+// the cut went from the mean in flight, the spread 1.5 rows starved the
+// workers (35–89%): low-rate clients stuck at limit 1.
 func TestGradientFleetSharesQueue(t *testing.T) {
 	for _, tc := range []struct {
 		spread float64 // service p99 / median
@@ -528,12 +531,30 @@ func TestGradientFleetSharesQueue(t *testing.T) {
 		maxP99 float64 // × the mean service time
 	}{
 		// measured: the sum of the limits in the last third; throughput / capacity; RTT p99 / mean service; the highest base
-		{1.5, 1, 3}, // 41..115; 93%; 1.85; 177 ms
-		{1.5, 2, 3}, // 36..101; 86%; 1.98; 181 ms
-		{1.5, 3, 3}, // 37..151; 99%; 2.58; 380 ms
-		{1.5, 4, 3}, // 38..100; 89%; 2.00; 263 ms
-		{3, 1, 3.5}, // 38..120; 99%; 3.12; 367 ms
-		{3, 2, 3.5}, // 41..121; 95%; 3.11; 445 ms
+		{1.5, 1, 3},  // 34..106; 93%; 2.03; 309 ms
+		{1.5, 2, 3},  // 48..116; 97%; 2.21; 269 ms
+		{1.5, 3, 3},  // 37..117; 98%; 2.16; 297 ms
+		{1.5, 4, 3},  // 36..104; 92%; 2.07; 282 ms
+		{1.5, 5, 3},  // 35..114; 90%; 2.07; 256 ms
+		{1.5, 6, 3},  // 39..106; 89%; 2.04; 283 ms
+		{1.5, 7, 3},  // 33..111; 90%; 2.17; 340 ms
+		{1.5, 8, 3},  // 55..131; 97%; 2.46; 299 ms
+		{1.5, 9, 3},  // 40..107; 89%; 2.21; 353 ms
+		{1.5, 10, 3}, // 50..131; 97%; 2.17; 279 ms
+		{1.5, 11, 3}, // 36..103; 94%; 2.07; 275 ms
+		{1.5, 12, 3}, // 39..96; 91%; 2.16; 402 ms
+		{3, 1, 3.5},  // 34..112; 93%; 3.10; 384 ms
+		{3, 2, 3.5},  // 37..122; 96%; 3.20; 445 ms
+		{3, 3, 3.5},  // 44..111; 94%; 3.08; 333 ms
+		{3, 4, 3.5},  // 46..144; 100%; 4.46; 520 ms: known gap
+		{3, 5, 3.5},  // 354..700; 107%; 14.86; 2.18 s: known gap
+		{3, 6, 3.5},  // 62..168; 99%; 3.85; 382 ms: known gap
+		{3, 7, 3.5},  // 69..129; 99%; 3.62; 703 ms: known gap
+		{3, 8, 3.5},  // 59..119; 100%; 3.17; 426 ms
+		{3, 9, 3.5},  // 94..295; 99%; 6.57; 761 ms: known gap
+		{3, 10, 3.5}, // 63..151; 101%; 3.90; 486 ms: known gap
+		{3, 11, 3.5}, // 61..180; 101%; 3.85; 456 ms: known gap
+		{3, 12, 3.5}, // 89..172; 100%; 4.11; 546 ms: known gap
 	} {
 		t.Run(fmt.Sprintf("spread=%v/seed=%d", tc.spread, tc.seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -567,12 +588,9 @@ func TestGradientFleetSharesQueue(t *testing.T) {
 				tp := float64(ok) / (slow / 3).Seconds() / (40 / mean.Seconds())
 				t.Logf("sum of the limits %d..%d in the last third, throughput %.0f%% of capacity; RTT p50 %v, p99 %v (%.2f × the mean service, %v) from 20 s into the slowdown; highest base %v",
 					lo, hi, 100*tp, rtts[len(rtts)/2], p99, float64(p99)/float64(mean), mean, maxBase)
-				if lo < 30 || hi > 160 || tp < 0.85 {
-					t.Errorf("sum of the limits %d..%d in the last third, throughput %.0f%% of capacity; want within [30, 160] and ≥ 85%%", lo, hi, 100*tp)
-				}
-				if float64(p99) > tc.maxP99*float64(mean) {
-					t.Errorf("RTT p99 %v; want ≤ %v × the mean service time, %v", p99, tc.maxP99, time.Duration(tc.maxP99*float64(mean)))
-				}
+				check(t, lo < 30 || hi > 160 || tp < 0.85 || float64(p99) > tc.maxP99*float64(mean),
+					"sum of the limits %d..%d in the last third, throughput %.0f%% of capacity, RTT p99 %v; want within [30, 160], ≥ 85%% and ≤ %v × the mean service time, %v",
+					lo, hi, 100*tp, p99, tc.maxP99, time.Duration(tc.maxP99*float64(mean)))
 			})
 		})
 	}
