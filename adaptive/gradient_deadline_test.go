@@ -229,11 +229,11 @@ func TestGradientPeriodicSpellsUndoEveryCut(t *testing.T) {
 // (runFIFO), where the workers go on serving the calls that timed out:
 // on seed 1 the calls queued in the 2 s at 2.1 s time out until 34 s,
 // cutting the limit once per RTT to 1 by 31 s, and the 500 ms that
-// follows finds it there with the base at 50 ms. A window of two successes at 500 ms then reads as
-// queued (2.3 calls in flight by Little's law) and cuts 2 → 1, and its
-// experiment, against the 3–4 calls/s that ended before the cut, needs
-// 16/f² ≈ 50 calls to tell (on seed 1 it began at 36.9 s and was still
-// measuring at 55 s). A window of one success is not queued (se = r), so
+// follows finds it there with the base at 50 ms. A window of two
+// successes at 500 ms then reads as queued (2.3 calls in flight by
+// Little's law) and cuts 2 → 1, and its experiment, against the 3–4
+// calls/s that ended before the cut, needs 16/f² ≈ 50 calls to tell (on
+// seed 1 it began at 36.9 s and was still measuring at 55 s). A window of one success is not queued (se = r), so
 // the limit grows 1 → 2 between experiments, and stays at 1–2 at a
 // downstream that serves 80 calls/s. KNOWN GAP (a review of stop 34).
 //
