@@ -68,7 +68,10 @@ func TestAdvShortStallsShedHealthyDownstream(t *testing.T) {
 // 50.1 ms, an experiment still running at 80 s. By reading the code (not
 // measured): a chained cut whose est was clamped up can give a cut share
 // f = 1 − next/peak ≤ 0, and f = 0 makes the experiment's 16/f² +Inf: it
-// never ends, and the limit is frozen.
+// never ends, and the limit is frozen. Now (an experiment whose limit in
+// force takes under a tenth is undone): both 0.0% in the last 20 s, limit
+// 40, base 150 ms. It was still listed as a known gap at stop 36, though
+// it passed there too.
 func TestAdvMinLimitBlindsExperiment(t *testing.T) {
 	for _, minLimit := range []int{1, 10} {
 		t.Run("MinLimit "+itoa(minLimit), func(t *testing.T) {
