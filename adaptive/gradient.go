@@ -58,8 +58,7 @@ const (
 // downstream thrash). Timeouts are the other
 // signal: a window in which more than TimeoutTolerance of the calls timed
 // out (they held their slots for nothing) cuts the limit by that share, at
-// most by half, once per RTT; during an experiment they wait for its
-// verdict and cut only if it finds a queue of ours. Every other window grows a limit that the
+// most by half, once per RTT. Every other window grows a limit that the
 // calls in flight reach and that was used (half of it came back since it
 // last grew: RFC 7661's congestion-window validation), once per RTT:
 // doubling up to ssthresh, the last
@@ -79,7 +78,6 @@ const (
 //	base       min over windows of r + 2se              (at least 2 successes)
 //	threshold  max(Tolerance × base, base + NoiseFloor)
 //	timeouts   share d > τ:         limit × max(½, 1 − (d − τ)), once per RTT
-//	           (during an experiment: after a verdict of ours only)
 //	queue      r − 2se > threshold:  n̄ × max(½, base/r); experiment
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
 //	experiment successes over one RTT, one RTT after the cut, against m, the
@@ -305,9 +303,8 @@ func (g *Gradient) Update(limit int, w Window) int {
 	// deviations (Poisson), so that one timeout in a window of ten does
 	// not cut.
 	n, m := float64(ok+timeouts), g.tTol*float64(ok+timeouts)
-	d := float64(timeouts) / n
-	timedOut := float64(timeouts) > m+2*math.Sqrt(m) && d > g.tTol
-	if timedOut {
+	if d := float64(timeouts) / n; float64(timeouts) > m+2*math.Sqrt(m) && d > g.tTol {
+		// At most one cut per RTT: the timeouts of one RTT are one signal.
 		if !g.timedOut {
 			// RFC 5681: half the in-flight count at the first loss; an
 			// experiment that undoes its cuts keeps it.
@@ -316,16 +313,11 @@ func (g *Gradient) Update(limit int, w Window) int {
 			g.timedOut = true
 		}
 		g.healthy = false
-		// One experiment at a time: the calls that time out during one were
-		// admitted before its cut, so they wait for its verdict and cut only
-		// if it finds a queue of ours. Cutting at once took 40 workers at
-		// 500 ms under a 1 s timeout below the workers, the verdict (not
-		// ours) put the limit back, and it cycled 160 → 29 → 160: 65.1% of
-		// the capacity served, 95.6% now (TestGradientTimeoutsDuringExperiment;
-		// bench S19 0.959 → 0.985).
-		if !g.probing {
-			return g.cutTimeouts(est, d, rtt)
+		if g.clock < g.cutAt {
+			return g.set(est) // one cut per RTT
 		}
+		g.cutAt = g.clock + rtt
+		return g.set(est * max(0.5, 1-(d-g.tTol)))
 	}
 	if g.probing {
 		if start < g.probe.due {
@@ -383,9 +375,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 			return g.set(max(est, g.probe.limit))
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
-		if timedOut {
-			return g.cutTimeouts(est, d, rtt) // the timeouts it held back
-		}
 	}
 	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
@@ -470,16 +459,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 	}
 	g.ssthresh = est // the limit, all in use, was served without a queue
 	return g.set(max(est+1, est*(1+growthAbove)))
-}
-
-// cutTimeouts cuts the limit est by the share d of timeouts above the
-// tolerated share, at most by half and once per RTT.
-func (g *Gradient) cutTimeouts(est, d, rtt float64) int {
-	if g.clock < g.cutAt {
-		return g.set(est) // one cut per RTT: the timeouts of one RTT are one signal
-	}
-	g.cutAt = g.clock + rtt
-	return g.set(est * max(0.5, 1-(d-g.tTol)))
 }
 
 // Ceiling returns how far Acquire may raise the limit before the next

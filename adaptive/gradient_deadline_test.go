@@ -75,8 +75,8 @@ func TestGradientPatientDeadlineNoCascade(t *testing.T) {
 // (a review's shape at stop 29).
 //
 //	successes 20–60 s after the fall to 6 workers, % of capacity (seeds 1–4)
-//	stop 36 (timeouts cut during an experiment)           11.7, 0.0, 8.4, 0.0 (mean 5.0)
-//	now (they wait for its verdict)                       20.9, 76.9, 0.0, 79.4 (mean 44.3)
+//	now                                                   11.7, 0.0, 8.4, 0.0 (mean 5.0)
+//	no timeout cut during an experiment (stop 37, reverted) 20.9, 76.9, 0.0, 79.4 (mean 44.3)
 //	tried at stop 29: Acquire doubling toward ssthresh instead of jumping
 //	to it took a review's harness of this shape from 6.4% to 61.1% (20
 //	seeds), but after a heal shed 20 calls past 1.5 s
@@ -143,24 +143,30 @@ func TestGradientTimeoutsInReference(t *testing.T) {
 // workers time out during the experiment, halving the limit once per RTT
 // (59 → 29). At 29 the downstream serves fewer calls per second than the
 // reference from before the cut, so the count fell with the limit, the
-// verdict read the RTT as not ours, and the undo went back to 160, where
-// the queue timed out again, slowdown-long. Now the timeouts during the
-// experiment wait for its verdict (stop 37).
+// verdict reads the RTT as not ours, and the undo goes back to 160, where
+// the queue times out again, slowdown-long. KNOWN GAP.
 //
 //	runFIFO, successes from 30 s to 55 s, % of capacity         seeds 1–4                 mean
-//	timeouts cut during the experiment (to stop 36)             42.2, 39.8, 91.6, 86.8    65.1
+//	now: every cut undone                                       42.2, 39.8, 91.6, 86.8    65.1
 //	tried at stop 35, reverted: only the queued cut undone
 //	  when timeouts came during the experiment (bbb732f)        93.7, 97.7, 91.6, 99.2    95.6
 //	  ... and the RTT fell since the cut (664bc38)              87.4, 86.2, 91.6, 93.6    89.7
-//	now: no timeout cut before the verdict                      95.2, 89.2, 101.3, 96.8   95.6
+//	tried at stops 36–37, reverted: no timeout cut during it    95.2, 89.2, 101.3, 96.8   95.6
+//	  ... only of calls admitted before its cut (stop 37)       23.3, 75.1, 101.3, 86.6   71.2
 //	bench/sim A0, calls/s within the 1 s SLO (seeds 1–3): 35.5, 30.7, 68.1; 69.3, 71.3, 66.5; 69.3, 69.2, 68.1 (the oracle 79.5)
 //
-// The two reverted versions failed the tests below: the first kept the
-// cuts of the downstream's own tail of timeouts
-// (TestGradientTailTimeoutsUndoEveryCut), the second those of slow spells
-// whose end reads as a fall of the RTT
-// (TestGradientPeriodicSpellsUndoEveryCut). The version now passes both;
-// its cost is a steady 20% tail (there).
+// Both versions failed the tests below: the first kept the cuts of the
+// downstream's own tail of timeouts (TestGradientTailTimeoutsUndoEveryCut),
+// the second those of slow spells whose end reads as a fall of the RTT
+// (TestGradientPeriodicSpellsUndoEveryCut). The third (landed as 19f1f28
+// at stop 37, reverted before that stop ended) broke issue 12's rules 2
+// and 6 where the slowdown that times out comes after a slower phase or
+// a ramp, the usual onset: the verdict came in the middle of the storm,
+// and a "not ours" put the limit back to 160 with the base at the
+// storm's RTT (TestGradientPrecursorStormHeal has the numbers). Counting
+// only the timeouts of calls admitted before the cut (RFC 6582's recovery
+// point) does not help here: the workers go on serving the calls that
+// timed out, so the calls admitted after the cut time out behind them.
 func TestGradientTimeoutsDuringExperiment(t *testing.T) {
 	const s, ms = time.Second, time.Millisecond
 	stages := []fifoStage{
@@ -181,18 +187,13 @@ func TestGradientTimeoutsDuringExperiment(t *testing.T) {
 // the limit near 1: bench/sim shapes of this family lost 20–75% of their
 // goodput (a 20% tail at 100 calls/s: 17.6 → 4.4 calls/s on seeds 1–5,
 // the oracle 80). Seeds 1–5 alone were a lottery (51.1% where seeds
-// 1–20 give 43.8%); the test runs 1–20.
+// 1–20 give 43.8%); the test runs 1–20 (stop 37).
 //
 //	runFIFO, successes from 25 s to 80 s, % of offered        10% tail:          20% tail:
 //	                                                          seeds 1–5   1–20   seeds 1–20
-//	timeouts cut during the experiment (to stop 36)           51.1        43.8   15.4
+//	every cut undone (now)                                    51.1        43.8   15.4
 //	the queued cut only, whenever timeouts came (bbb732f)     31.8        33.2    6.0
-//	now: no timeout cut before the verdict                    42.1        43.1    9.9
-//
-// Rule 2 of issue 12 has timeouts cut whether or not cutting changes their
-// share, and a steady tail's share does not change: the 20% tail's loss
-// (15.4% → 9.9%) is that rule's price, in timeout episodes between
-// experiments, not in their verdicts.
+//	no timeout cut during the experiment (stops 36–37)        42.1        43.1    9.9
 func TestGradientTailTimeoutsUndoEveryCut(t *testing.T) {
 	const s, ms = time.Second, time.Millisecond
 	// A log-normal whose share 0.1 lies above twice its median: σ =
@@ -220,9 +221,9 @@ func TestGradientTailTimeoutsUndoEveryCut(t *testing.T) {
 // back to 160–202 after every spell (runFIFO: peaks of 202–256).
 //
 //	runFIFO, successes from 20 s to 80 s, % of offered (seeds 1–5)      mean
-//	timeouts cut during the experiment (to stop 36) 28.1, 29.5, 22.3, 29.0, 28.1    27.4
+//	every cut undone (now)                          28.1, 29.5, 22.3, 29.0, 28.1    27.4
 //	the queued cut only, when the RTT fell          10.9, 6.9, 4.8, 5.7, 4.9         6.7
-//	now: no timeout cut before the verdict          50.7, 48.8, 49.5, 47.5, 51.8    49.7
+//	no timeout cut during the experiment (reverted) 50.7, 48.8, 49.5, 47.5, 51.8    49.7
 func TestGradientPeriodicSpellsUndoEveryCut(t *testing.T) {
 	const s, ms = time.Second, time.Millisecond
 	stages := []fifoStage{{20 * s, 400, 2000, 100 * ms, 2, s}}
@@ -230,8 +231,8 @@ func TestGradientPeriodicSpellsUndoEveryCut(t *testing.T) {
 		stages = append(stages, fifoStage{2 * s, 400, 2000, 900 * ms, 2, s}, fifoStage{2 * s, 400, 2000, 300 * ms, 2, s})
 	}
 	mean := fifoShare(t, stages, 5, 20*s, 80*s, 400)
-	if mean < 0.4 {
-		t.Errorf("successes %.1f%% of the offered 400 calls/s on average over seeds 1–5; want ≥ 40%%", 100*mean)
+	if mean < 0.2 {
+		t.Errorf("successes %.1f%% of the offered 400 calls/s on average over seeds 1–5; want ≥ 20%%", 100*mean)
 	}
 }
 
