@@ -76,14 +76,18 @@ func TestGradientPrecursorStormHeal(t *testing.T) {
 // that success's RTT and every cut since the RTT rose is undone, the
 // timeouts' included. On seed 13, 38 s into the storm, the limit went
 // 1 → 160, and 317 calls timed out before the timeouts' cuts had it back
-// at 1, 8.6 s later. Undoing only the queued cut fixes this, but it kept the
-// cuts of a downstream's own tail of timeouts (bbb732f, stop 35:
-// TestGradientTailTimeoutsUndoEveryCut). KNOWN GAP (stop 37).
+// at 1, 8.6 s later. Undoing only the queued cut (bbb732f, reverted at
+// stop 35) holds the limit on all 20, but it breaks rule 6 here
+// (TestGradientPrecursorStormHeal: 3 of 20) and kept the cuts of a
+// downstream's own tail of timeouts (TestGradientTailTimeoutsUndoEveryCut).
+// KNOWN GAP (stop 37).
 //
-//	runFIFO, seeds 1–20: seeds whose limit is ≤ 50 (the workers) from
-//	3 s after the onset to the heal
-//	now                                          16 (seeds 9, 13, 15, 19: up to 80, 160, 160, 80)
-//	timeouts waiting for the verdict (reverted)  13
+//	runFIFO, seeds 1–20                          limit ≤ 50 (the workers) from    back to full throughput within
+//	                                             3 s after the onset to the heal  1 s of a 3 s storm's heal
+//	now                                          16 (seeds 9, 13, 15, 19: up      13
+//	                                             to 80, 160, 160, 80)
+//	timeouts waiting for the verdict (reverted)  13                               0
+//	only the queued cut undone (bbb732f)         20                               3
 func TestGradientPrecursorStormHeldLow(t *testing.T) {
 	const s = time.Second
 	held := 0
