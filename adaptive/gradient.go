@@ -39,49 +39,33 @@ const (
 // the limit is cut only on evidence that our own calls queue at the
 // downstream, and that evidence is an experiment. Each window gives the
 // mean RTT r of its successes and its standard error se; the base RTT is
-// the lowest r + 2se seen (falling at once, rising only as below). A window
-// whose r − 2se exceeds the threshold max(Tolerance × base, base +
-// NoiseFloor) may be a queue of ours: the limit is cut to the in-flight
-// count that Little's law says would serve the same throughput at the base
-// RTT (the window's mean in-flight count × base/r, at most by half; no cut
-// with fewer than two calls in flight), and one RTT later the throughput
-// is measured for one RTT: a queue of ours serves as many calls per second
-// after the cut as ended before it (timeouts included), a downstream that
-// is merely slower serves a share f fewer,
-// f the share of our calls the cut took away. If it fell by more than f/2
-// (by two standard deviations of the count), the RTT is the downstream's
-// new normal, whatever its size: the base becomes r and the limit goes
-// back to where it was before the first cut. A count that reaches twice
-// what the whole measurement expects ends it early: with the cut limit
-// less than half used, whatever raised the RTT has gone (a heal) and the
-// cut is undone too; else the cut stands (our concurrency made the
-// downstream thrash). Timeouts are the other
-// signal: a window in which more than TimeoutTolerance of the calls timed
-// out (they held their slots for nothing) cuts the limit by that share, at
-// most by half, once per RTT. Every other window grows a limit that the
-// calls in flight reach and that was used (half of it came back since it
-// last grew: RFC 7661's congestion-window validation), once per RTT:
-// doubling up to ssthresh, the last
-// limit known to be served (RFC 5681's slow-start threshold: half the
-// limit at the first timeout since a window healthy for sure, the limit
-// a queued cut left, the highest limit a healthy window filled), then by
-// 1/8. Between windows, Acquire goes back to ssthresh at once (after
-// timeouts, only once a window is healthy for sure), and doubles when
-// ssthresh is unknown
-// after a window healthy for sure (r + 2se under the threshold), at most
-// to twice the limit that window closed at (one doubling a window, its
-// own included), instead of shedding ([Grower]). Overload answers (HTTP
-// 503, 429: [Overload]) do not move the limit: a server that sheds is
-// doing the limiter's job, and a share of them that our concurrency does
-// not cause must not cut it.
+// the lowest r + 2se seen. A window whose r − 2se exceeds the threshold may
+// be a queue of ours: the limit is cut to the in-flight count that Little's
+// law says would serve the same throughput at the base RTT, and one RTT
+// later the throughput is measured for one RTT. A queue of ours serves as
+// many calls per second after the cut as ended before it, timeouts
+// included; a downstream that is merely slower serves a share f fewer, f
+// the share of our calls the cut took away. If it fell by more than f/2,
+// the RTT is the downstream's new normal, whatever its size: the base
+// becomes r and the limit goes back to where it was before the first cut.
+// Timeouts cut the limit by their share above a tolerance (they held their
+// slots for nothing); overload answers (HTTP 503, 429: [Overload]) do not
+// move it, since a server that sheds does the limiter's job. Every other
+// window whose calls in flight reach the limit grows it, once per RTT, if
+// half the limit has come back since it last grew; between windows,
+// Acquire grows it on demand instead of shedding ([Grower]).
+//
+// The rules, per window (docs/design.md gives each its reason and the
+// measurements behind it):
 //
 //	base       min over windows of r + 2se              (at least 2 successes)
 //	threshold  max(Tolerance × base, base + NoiseFloor)
 //	timeouts   share d > τ:         limit × max(½, 1 − (d − τ)), once per RTT
 //	queue      r − 2se > threshold:  n̄ × max(½, base/r); experiment
 //	           (n̄: the mean in flight, successes × r / window, ≥ 2)
-//	experiment successes over one RTT, one RTT after the cut, against m, the
-//	           count at the throughput before the first cut (calls that
+//	experiment successes k from one RTT after the cut, over ≥ one RTT and
+//	           ≥ 16/f² expected calls (f < 0.1: the cut is undone), against
+//	           m, the count at the throughput before the first cut (calls that
 //	           ended, successes and timeouts, in the windows since the RTT
 //	           rose if they hold ≥ 20 and the cut's window drains no
 //	           backlog, n̄ ≤ 2p; else in the 2 RTTs before the cut):
@@ -94,10 +78,15 @@ const (
 //	           (back: the most of the window's releases, the releases of
 //	           calls started since the limit last grew, Little's law on
 //	           the successes and on every release; Ignore counts)
-//
-// ssthresh is forgotten when the base falls below a Tolerance-th of the
-// base it was set at: a downstream that got that much faster has a new
-// capacity.
+//	ssthresh   the last limit known to be served: half the limit at the
+//	           first timeout since a window healthy for sure (r + 2se
+//	           under the threshold), the limit a queued cut left, the
+//	           highest limit a healthy window filled; forgotten when the
+//	           base falls below a Tolerance-th of the base it was set at
+//	on demand  between windows, Acquire goes back to ssthresh at once
+//	           (after timeouts, once a window is healthy for sure), or
+//	           with ssthresh unknown doubles after a window healthy for
+//	           sure, at most to twice the limit that window closed at
 //
 // Sources: the gradient min RTT / sample RTT with a buffer above the min
 // RTT is Envoy's adaptive concurrency filter's gradient controller (and
@@ -108,20 +97,22 @@ const (
 // test, here done by the cut that a suspected queue calls for anyway; slow
 // start, ssthresh and one reduction per RTT are RFC 5681's; growing only a
 // limit of which half came back is RFC 7661's validated congestion window
-// (pipeACK ≥ cwnd/2). Unlike Envoy
-// it pins no calls to measure the min RTT (which sheds a downstream that
-// is merely slower), and unlike Gradient2 its base never drifts up with a
-// queue (the runaway limits of Netflix concurrency-limits #137/#165 and
-// failsafe-go #127): it rises only when a cut shows that the RTT does not
-// follow our in-flight count. A fleet of gates that fill one queue together
-// sees the same RTT rise in the same windows and cuts together, so their
-// experiments see the throughput hold. Known limitations: a start straight
-// into an overload takes the queued RTT for the base, and the limit then
-// holds above the capacity until the RTT falls below that base; and a
-// capacity that falls in steps at a long RTT, under an attempt timeout
-// close to it, is not followed, because Acquire goes back at once to an
-// ssthresh set at a higher capacity; docs/design.md has these and two
-// after storms of timeouts.
+// (pipeACK ≥ cwnd/2). Unlike Envoy it pins no calls to measure the min
+// RTT (which sheds a downstream that is merely slower), and unlike
+// Gradient2 its base never drifts up with a queue (the runaway limits of
+// Netflix concurrency-limits #137/#165 and failsafe-go #127): it rises
+// only when a cut shows that the RTT does not follow our in-flight count.
+// A fleet of gates that fill one queue together sees the same RTT rise in
+// the same windows and cuts together, so their experiments see the
+// throughput hold. Known limitations (docs/design.md has them with their
+// numbers): a start straight into an overload takes the queued RTT for
+// the base, and the limit then holds above the capacity until the RTT
+// falls below that base; a capacity that falls in steps at a long RTT,
+// under an attempt timeout close to it, is not followed, because Acquire
+// goes back at once to an ssthresh set at a higher capacity; and an
+// experiment that timeouts find running can end "not ours" and undo their
+// cuts with its own (our queue under a tight attempt timeout; a storm that
+// follows a slower phase).
 type Gradient struct {
 	owner owner // claimed by the Limiter that runs it
 	tol   float64
