@@ -152,7 +152,7 @@ func TestGradientTimeoutsInReference(t *testing.T) {
 //	  when timeouts came during the experiment (bbb732f)        93.7, 97.7, 91.6, 99.2    95.6
 //	  ... and the RTT fell since the cut (664bc38)              87.4, 86.2, 91.6, 93.6    89.7
 //	tried at stops 36–37, reverted: no timeout cut during it    95.2, 89.2, 101.3, 96.8   95.6
-//	  ... only of calls admitted before its cut (stop 37)       23.3, 75.1, 101.3, 86.6   71.2
+//	  ... only of calls admitted before its cut (stop 37)       23.3, 75.1, 101.3, 86.6   71.6
 //	bench/sim A0, calls/s within the 1 s SLO (seeds 1–3): 35.5, 30.7, 68.1; 69.3, 71.3, 66.5; 69.3, 69.2, 68.1 (the oracle 79.5)
 //
 // Both versions failed the tests below: the first kept the cuts of the
@@ -224,6 +224,7 @@ func TestGradientTailTimeoutsUndoEveryCut(t *testing.T) {
 //	every cut undone (now)                          28.1, 29.5, 22.3, 29.0, 28.1    27.4
 //	the queued cut only, when the RTT fell          10.9, 6.9, 4.8, 5.7, 4.9         6.7
 //	no timeout cut during the experiment (reverted) 50.7, 48.8, 49.5, 47.5, 51.8    49.7
+//	the queued cut only, whenever timeouts came (bbb732f)                            3.7
 func TestGradientPeriodicSpellsUndoEveryCut(t *testing.T) {
 	const s, ms = time.Second, time.Millisecond
 	stages := []fifoStage{{20 * s, 400, 2000, 100 * ms, 2, s}}
