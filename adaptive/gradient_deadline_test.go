@@ -158,7 +158,7 @@ func TestGradientTimeoutsInReference(t *testing.T) {
 // Both versions failed the tests below: the first kept the cuts of the
 // downstream's own tail of timeouts (TestGradientTailTimeoutsUndoEveryCut),
 // the second those of slow spells whose end reads as a fall of the RTT
-// (TestGradientPeriodicSpellsUndoEveryCut). The third (landed as 19f1f28
+// (TestGradientPeriodicSpellsUndoEveryCut). The third (committed as 19f1f28
 // at stop 37, reverted before that stop ended) broke issue 12's rules 2
 // and 6 where the slowdown that times out comes after a slower phase or
 // a ramp, the usual onset: the verdict came in the middle of the storm,

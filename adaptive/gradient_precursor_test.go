@@ -26,7 +26,7 @@ func precursorStorm(storm time.Duration) []fifoStage {
 // throughput within 1 s of the heal at 300 calls/s. The experiment is
 // still open at the heal, and its early end (twice the expected count,
 // the cut limit less than half used) restores the limit from before the
-// cut. Stop 37 landed, and reverted in the same stop, a version whose
+// cut. Stop 37 committed, and reverted in the same stop, a version whose
 // timeouts waited for the experiment's verdict
 // (TestGradientTimeoutsDuringExperiment): the verdict then came in the
 // middle of the storm, and a "not ours" put the limit back to 160 with the
