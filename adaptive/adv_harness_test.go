@@ -110,7 +110,6 @@ var knownGaps = map[string]bool{
 	"TestGradientPatientDeadlineNoCascade":                                            true,
 	"TestGradientStepwiseCapacityLoss":                                                true,
 	"TestGradientTimeoutStormFloor":                                                   true,
-	"TestGradientPrecursorStormHeldLow":                                               true,
 	"TestGradientTimeoutsDuringExperiment":                                            true,
 	"TestGradientStormReferenceAfterCapacityLoss":                                     true,
 	"TestGradientNoisyLongRTTRamp/seed_1":                                             true,
