@@ -71,10 +71,9 @@ const (
 //	           ended, successes and timeouts, in the windows since the RTT
 //	           rose if they hold ≥ 20 and the cut's window drains no
 //	           backlog, n̄ ≤ 2p; else in the 2 RTTs before the cut):
-//	           < (1 − f/2) m − 2√m → base = r,
-//	           limit back before the first cut (waits while r >
-//	           threshold and ≥ half the calls of the last 2 RTTs timed
-//	           out); ≥ 2 × the count the
+//	           < (1 − f/2) m − 2√m → base = r, limit back before
+//	           the first cut (waits while r > threshold and ≥ half the
+//	           calls of the last 2 RTTs timed out); ≥ 2 × the count the
 //	           whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
 //	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
