@@ -397,7 +397,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// (TestGradientTailTimeoutsUndoEveryCut). Counting back to at
 			// least 10 calls reached 5 s into a storm at a limit of 1, and
 			// held the undo in a slower phase after it (a review's storms
-			// between two slower phases, 12 shapes on seeds 1–20: −3.2%
+			// between two slower phases, 18 shapes on seeds 1–20: −3.2%
 			// goodput against stop 37; −1.5% with 2 RTTs alone).
 			if r > max(g.tol*g.base, g.base+g.floor) && g.hist.timedOut(2*r) >= 0.5 {
 				g.probing = true

@@ -78,8 +78,8 @@ func TestGradientPrecursorStormHeal(t *testing.T) {
 // storm, the limit went 1 → 160, and 317 calls timed out before the
 // timeouts' cuts had it back at 1, 8.6 s later. Since stop 38 a "not
 // ours" waits while at least half the calls of the last 2 RTTs timed out
-// and the RTT is still raised. Undoing only the queued cut (bbb732f, reverted at stop
-// 35) held the limit on all 20 too, but it broke rule 6 here
+// and the RTT is still raised. Undoing only the queued cut (bbb732f,
+// reverted at stop 35) held the limit on all 20 too, but it broke rule 6 here
 // (TestGradientPrecursorStormHeal: 3 of 20) and kept the cuts of a
 // downstream's own tail of timeouts (TestGradientTailTimeoutsUndoEveryCut).
 //
