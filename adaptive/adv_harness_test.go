@@ -110,7 +110,6 @@ var knownGaps = map[string]bool{
 	"TestGradientPatientDeadlineNoCascade":                                            true,
 	"TestGradientStepwiseCapacityLoss":                                                true,
 	"TestGradientTimeoutStormFloor":                                                   true,
-	"TestGradientTimeoutsDuringExperiment":                                            true,
 	"TestGradientStormReferenceAfterCapacityLoss":                                     true,
 	"TestGradientNoisyLongRTTRamp/seed_1":                                             true,
 	"TestGradientNoisyLongRTTRamp/seed_2":                                             true,

@@ -26,12 +26,9 @@ var notYetMet = map[[2]string]bool{
 	{"S8", "goodput ≥ failsafe-go's"}:                          true,
 	// Issue 12's scenarios that Gradient, the default, does not meet yet.
 	{"S10", "goodput ≥ failsafe-go's"}:                         true,
-	{"S11", "goodput ≥ failsafe-go's"}:                         true,
 	{"S13", "goodput ≥ failsafe-go's"}:                         true,
 	{"S17", "goodput from 25 s to 35 s ≥ 90% of the oracle's"}: true,
 	{"S18", "goodput from 30 s to 45 s ≥ 90% of the oracle's"}: true,
-	{"S19", "goodput from 30 s to 60 s ≥ 90% of the oracle's"}: true,
-	{"S19", "goodput ≥ failsafe-go's"}:                         true,
 }
 
 // scenario returns the scenario named name (S16 shortened to 2 minutes
@@ -202,8 +199,10 @@ func TestScenarioS18Stalls(t *testing.T) { runScenario(t, "S18") }
 // service slows tenfold, under an attempt timeout of twice the new
 // service time. Measures the cycle of TestGradientTimeoutsDuringExperiment
 // (adaptive): slow start past the workers, a queued cut, timeouts of the
-// calls already queued during its experiment, and an undo back to the
-// overshoot.
+// calls already queued during its experiment, and an undo that went back
+// to the overshoot until stop 39 (since then, when timeouts came during
+// the experiment, no higher than the calls in flight before the cut: both
+// targets met).
 func TestScenarioS19OwnQueueTightTimeout(t *testing.T) { runScenario(t, "S19") }
 
 // TestScenarioDeterministic runs S3 twice for each kind of client
