@@ -411,9 +411,9 @@ func (g *Gradient) Update(limit int, w Window) int {
 			}
 			// Undo every cut since the RTT rose: each was taken on a base
 			// that was too low. One case goes back less far: timeouts past
-			// the tolerance came during this experiment and none in the
-			// episode before its first cut (the timeouts came from the
-			// calls that cut found queued), the mean in flight before
+			// the tolerance came during this experiment and no timeout
+			// episode was open at its first cut (the timeouts came from
+			// the calls that cut found queued), the mean in flight before
 			// that cut used at least half the limit (the growth rule's
 			// test of a limit in use, RFC 7661), and that limit is above
 			// the one the last "not ours" restored (it grew since, as

@@ -201,8 +201,9 @@ func TestScenarioS18Stalls(t *testing.T) { runScenario(t, "S18") }
 // (adaptive): slow start past the workers, a queued cut, timeouts of the
 // calls already queued during its experiment, and an undo that went back
 // to the overshoot until stop 39 (since then, when timeouts came during
-// the experiment, no higher than the calls in flight before the cut: both
-// targets met).
+// the experiment and no timeout episode was open at its first cut, n̄
+// used half the limit and that limit is above the last undo's, no higher
+// than the calls in flight before the cut: both targets met).
 func TestScenarioS19OwnQueueTightTimeout(t *testing.T) { runScenario(t, "S19") }
 
 // TestScenarioDeterministic runs S3 twice for each kind of client
