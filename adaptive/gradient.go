@@ -76,8 +76,8 @@ const (
 //	           the first cut (at most ⌈n̄⌉ then if timeouts came in the
 //	           experiment and not before it, n̄ ≥ half that limit and it
 //	           is above the last undo's; waits while r > threshold and ≥
-//	           half the calls of the last 2 RTTs timed out); ≥ 2 × the count the
-//	           whole measurement expects: ends at once, limit back
+//	           half the calls of the last 2 RTTs timed out); ≥ 2 × the
+//	           count the whole measurement expects: ends at once, limit back
 //	           if the cut limit is less than half used, else cut kept
 //	healthy    binding, once per RTT, and back ≥ limit/2: ×2 up to
 //	           ssthresh, then ssthresh = limit and + max(1, limit/8)
@@ -409,32 +409,33 @@ func (g *Gradient) Update(limit int, w Window) int {
 				g.probing = true
 				return limit
 			}
-			// Undo every cut since the RTT rose: each was taken on a base
-			// that was too low. One case goes back less far: timeouts past
-			// the tolerance came during this experiment and no timeout
-			// episode was open at its first cut (the timeouts came from
-			// the calls that cut found queued), the mean in flight before
-			// that cut used at least half the limit (the growth rule's
-			// test of a limit in use, RFC 7661), and that limit is above
-			// the one the last "not ours" restored (it grew since, as
-			// slow start overshoots). Then the limit goes back no higher
-			// than ⌈n̄⌉: the slots above it were the ones whose calls
-			// queued and timed out. 40 workers going from 50 to 500 ms
-			// under a 1 s attempt timeout at 300 calls/s were cut at 44
-			// in flight under a limit of 80; the undo to 80 queued calls
-			// into timeouts again, slowdown-long, and served 65.1% of
-			// capacity on seeds 1–4; back to 45, 89.8%
-			// (TestGradientTimeoutsDuringExperiment; bench S19 0.959 →
-			// 0.984). Each condition has its measured reason (docs/design.md,
-			// "The undo after timeouts"): without the timeouts, a ramp of
-			// demand outgrows n̄ (TestAdvBimodalRampKeepsGrowing); without
-			// the half-used test, slow spells and tails that are not ours
-			// lose their limit (TestGradientPeriodicSpellsUndoEveryCut);
-			// without the clean episode and the rise above the last
-			// restore, a downstream's own tail of timeouts ratchets the
-			// limit down verdict after verdict, each restoring an n̄ that
-			// the limit before it bounded (a review's repeated storms and
-			// tails on a downstream with no capacity limit lost up to 17%).
+			// Undo every cut since the RTT rose: each was taken on a base that
+			// was too low. One case goes back less far: timeouts past the
+			// tolerance came during this experiment and no timeout episode was
+			// open at its first cut (the timeouts came from the calls that cut
+			// found queued), the mean in flight before that cut used at least
+			// half the limit (the growth rule's test of a limit in use, RFC
+			// 7661), and that limit is above the one the last "not ours"
+			// restored (it grew since, as slow start overshoots). Then the
+			// limit goes back no higher than ⌈n̄⌉: the slots above it were the
+			// ones whose calls queued and timed out. 40 workers going from 50
+			// to 500 ms under a 1 s attempt timeout at 300 calls/s were cut at
+			// 44 in flight under a limit of 80; the undo to 80 queued calls
+			// into timeouts again, slowdown-long, and served 65.1% of capacity
+			// on seeds 1–4; back to 45, 89.8%
+			// (TestGradientTimeoutsDuringExperiment; bench S19 0.959 → 0.984).
+			// Each condition has its measured reason (docs/design.md, "The
+			// undo after timeouts"): without the timeouts, a ramp of demand
+			// outgrows n̄ (TestAdvBimodalRampKeepsGrowing); without the
+			// half-used test, slow spells and tails that are not ours lose
+			// their limit (periodic spells 27.4% → 2.8% of offered, the 10%
+			// tail 44.0% → 23.2%: TestGradientPeriodicSpellsUndoEveryCut,
+			// TestGradientTailTimeoutsUndoEveryCut); without the clean episode
+			// and the rise above the last restore, a downstream's own tail of
+			// timeouts ratchets the limit down verdict after verdict, each
+			// restoring an n̄ that the limit before it bounded (a review's
+			// repeated storms and tails on a downstream with no capacity limit
+			// lost up to 17%).
 			g.base = r
 			g.ssthresh = g.probe.ssthresh
 			g.healthy = true
