@@ -81,8 +81,9 @@ func main() {
 }
 
 // run runs one trial (run i of n) with do and prints its table under the
-// heading title (n == 1) or a line of its targets under name (n > 1); it
-// exits with status 1 if the trial could not run.
+// heading title (n == 1) or, under name (n > 1), a line of its targets and
+// of floodgate's limit range in each fault; it exits with status 1 if the
+// trial could not run.
 func run(title, name string, f real.Form, i, n int, do func() (*real.Result, error)) *real.Result {
 	began := time.Now()
 	r, err := do()
@@ -99,6 +100,13 @@ func run(title, name string, f real.Form, i, n int, do func() (*real.Result, err
 		if tg.Trial == r.Trial {
 			m, ok := tg.Check(r)
 			fmt.Printf(" %s (%s);", m, yesNo(ok))
+		}
+	}
+	// The limit's range in each fault: the stalls' successes follow how
+	// high it climbs (docs/benchmarks.md, "Real servers").
+	for _, p := range r.Phases {
+		if s, found := r.Stat("floodgate", p.Name); found && !p.Healthy {
+			fmt.Printf(" floodgate's limit in %s %d–%d;", p.Name, s.LimitLo, s.LimitHi)
 		}
 	}
 	fmt.Println()
