@@ -332,7 +332,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.healthy = false
 		if g.probing {
-			g.probe.timedOut = true // the undo goes back to the calls in flight at most
+			g.probe.timedOut = true // a condition of the undo's trim to n̄ (below)
 		}
 		if g.clock < g.cutAt {
 			return g.set(est) // one cut per RTT

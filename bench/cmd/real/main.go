@@ -54,10 +54,10 @@ func main() {
 	var redisRuns, httpRuns []*real.Result
 	for i := range *runs {
 		if doRedis {
-			redisRuns = append(redisRuns, run("Redis", "Redis", f, i, *runs, func() (*real.Result, error) { return real.RedisTrial(*addr, f) }))
+			redisRuns = append(redisRuns, run("Redis", f, i, *runs, func() (*real.Result, error) { return real.RedisTrial(*addr, f) }))
 		}
 		if doHTTP {
-			httpRuns = append(httpRuns, run("HTTP through toxiproxy", "HTTP", f, i, *runs, func() (*real.Result, error) { return real.HTTPTrial(f) }))
+			httpRuns = append(httpRuns, run("HTTP through toxiproxy", f, i, *runs, func() (*real.Result, error) { return real.HTTPTrial(f) }))
 		}
 	}
 	if *runs > 1 {
@@ -81,10 +81,10 @@ func main() {
 }
 
 // run runs one trial (run i of n) with do and prints its table under the
-// heading title (n == 1) or, under name (n > 1), a line of its targets and
-// of floodgate's limit range in each fault; it exits with status 1 if the
-// trial could not run.
-func run(title, name string, f real.Form, i, n int, do func() (*real.Result, error)) *real.Result {
+// heading title (n == 1) or a line of its targets and of floodgate's limit
+// range in each fault (n > 1); it exits with status 1 if the trial could
+// not run.
+func run(title string, f real.Form, i, n int, do func() (*real.Result, error)) *real.Result {
 	began := time.Now()
 	r, err := do()
 	if err != nil {
@@ -95,7 +95,7 @@ func run(title, name string, f real.Form, i, n int, do func() (*real.Result, err
 		fmt.Printf("### %s (%s form, %.0f s)\n\n%s\n", title, f.Name, time.Since(began).Seconds(), r.Table())
 		return r
 	}
-	fmt.Printf("- %s, run %d of %d (%s form, %.0f s):", name, i+1, n, f.Name, time.Since(began).Seconds())
+	fmt.Printf("- %s, run %d of %d (%s form, %.0f s):", r.Trial, i+1, n, f.Name, time.Since(began).Seconds())
 	for _, tg := range real.Targets() {
 		if tg.Trial == r.Trial {
 			m, ok := tg.Check(r)
