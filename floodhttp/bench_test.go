@@ -11,7 +11,7 @@ import (
 
 // BenchmarkTransportCPU is RoundTrip's own cost, without a network: Base
 // answers each request at once with the same 200 and an empty body, and
-// calls the trace's GetConn as http.Transport does.
+// calls the trace's GotConn as http.Transport does.
 //
 //	base      Base alone
 //	guard     Gate.Guard around Base
@@ -19,8 +19,8 @@ import (
 func BenchmarkTransportCPU(b *testing.B) {
 	resp := &http.Response{StatusCode: 200, Body: http.NoBody, ContentLength: 0}
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.GetConn != nil {
-			tr.GetConn("x:80")
+		if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.GotConn != nil {
+			tr.GotConn(httptrace.GotConnInfo{})
 		}
 		_ = r.Header.Get(AttemptHeader)
 		return resp, nil

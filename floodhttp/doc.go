@@ -35,7 +35,7 @@
 // keep-alive connection before any answer, within one attempt, if the
 // request is GET, HEAD, OPTIONS or TRACE or has an Idempotency-Key header,
 // and its body can be replayed (or if nothing was written). The Gate does
-// not see these; [Transport.HiddenRetries] counts them (a second GetConn
+// not see these; [Transport.HiddenRetries] counts them (a second GotConn
 // within one attempt, by httptrace) and Config.OnHiddenRetry reports
 // them. Each is one request more on the wire than the Gate's attempts,
 // sent to a connection that had already failed: at most one per stale

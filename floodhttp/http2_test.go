@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,8 +137,56 @@ func TestTransportCountsHiddenRetriesHTTP2(t *testing.T) {
 	if resp.ProtoMajor != 2 || string(body) != "ok" {
 		t.Fatalf("%s %q, want HTTP/2 and ok", resp.Proto, body)
 	}
-	if conns.Load() != 2 || requests.Load() != 1 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
-		t.Errorf("%d connections, %d requests served, %d hidden retries, hook told of %d; want 2, 1, 1, 1",
+	// Connections: 2, or 3 when the client's re-send asks for a connection
+	// twice and a dial it then does not use reaches the server (1 in about
+	// 400 runs under load, CI's run of 2026-12-05). No request goes on it,
+	// so it is no hidden retry: GetConn counted it, GotConn does not.
+	if c := conns.Load(); c < 2 || c > 3 || requests.Load() != 1 || tr.HiddenRetries() != 1 || hooked.Load() != 1 {
+		t.Errorf("%d connections, %d requests served, %d hidden retries, hook told of %d; want 2 or 3, 1, 1, 1",
 			conns.Load(), requests.Load(), tr.HiddenRetries(), hooked.Load())
+	}
+}
+
+// TestHiddenRetriesCountConnectionsUsed: a hidden retry is a connection
+// handed to the request (GotConn), not a connection asked for (GetConn).
+// HTTP/2's client asks twice and uses one when a dial loses a race; counted
+// by GetConn, that was a hidden retry that never went on the wire (CI's
+// failure of 2026-12-05: 2 counted, 1 sent).
+func TestHiddenRetriesCountConnectionsUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events string // g: GetConn, c: GotConn
+		want   int64
+	}{
+		{"one connection", "gc", 0},
+		{"asked twice, used once", "ggc", 0},
+		{"re-sent on a second", "gcgc", 1},
+		{"re-sent after a lost dial", "gcggc", 1},
+		{"re-sent twice", "gcgcgc", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := rtFunc(func(r *http.Request) (*http.Response, error) {
+				tr := httptrace.ContextClientTrace(r.Context())
+				for _, e := range tc.events {
+					switch {
+					case e == 'g' && tr.GetConn != nil:
+						tr.GetConn("x:80")
+					case e == 'c' && tr.GotConn != nil:
+						tr.GotConn(httptrace.GotConnInfo{})
+					}
+				}
+				return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+			})
+			var hooked atomic.Int32
+			client, tr := newClient(t, newGate(t, fastRetry), Config{Base: base, OnHiddenRetry: func(k int) { hooked.Add(int32(k)) }})
+			resp, err := client.Get("http://x/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if tr.HiddenRetries() != tc.want || int64(hooked.Load()) != tc.want {
+				t.Errorf("%d hidden retries, hook told of %d; want %d", tr.HiddenRetries(), hooked.Load(), tc.want)
+			}
+		})
 	}
 }

@@ -132,7 +132,7 @@ func NewClient(gate *floodgate.Gate, cfg Config) (*http.Client, error) {
 // server closed it as the request went out) if the request is GET, HEAD,
 // OPTIONS or TRACE, or has an Idempotency-Key header, and its body can be
 // replayed, or if nothing was written. Each is a second connection
-// (httptrace GetConn) within one attempt. The Gate does not see them: each
+// handed to the request (httptrace GotConn) within one attempt. The Gate does not see them: each
 // is one more request on the downstream than the Gate's attempt count, at
 // most one per idle connection the pool held, and in practice a sign of
 // idle timeouts that do not match (the server's shorter than the client's).
@@ -274,23 +274,26 @@ func (c *traceCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// tracer counts the GetConn calls of an attempt: its trace has that hook
-// alone.
+// tracer counts the GotConn calls of an attempt: its trace has that hook
+// alone. GotConn, not GetConn: HTTP/2's client can ask for a connection it
+// then does not use (a dial that loses a race, a connection found closing),
+// which GetConn would count as a re-send; GotConn comes once per connection
+// a request was handed to.
 type tracer struct {
 	trace    httptrace.ClientTrace
-	getConns atomic.Int32
+	gotConns atomic.Int32
 }
 
 func newTracer() *tracer {
 	tr := new(tracer)
-	tr.trace.GetConn = tr.getConn
+	tr.trace.GotConn = tr.gotConn
 	return tr
 }
 
-func (tr *tracer) getConn(string) { tr.getConns.Add(1) }
+func (tr *tracer) gotConn(httptrace.GotConnInfo) { tr.gotConns.Add(1) }
 
 // takeTracer returns a tracer for a call: from the Transport's pool when
-// Base is an *http.Transport, which calls GetConn within RoundTrip alone
+// Base is an *http.Transport, which calls GotConn within RoundTrip alone
 // (RoundTrip puts it back as it returns).
 func (t *Transport) takeTracer() *tracer {
 	if t.poolTrace {
@@ -368,12 +371,12 @@ func (c *call) attempt(actx context.Context) error {
 	}
 	c.sent = true
 	tr := c.tr
-	tr.getConns.Store(0)
+	tr.gotConns.Store(0)
 	resp, err := t.base.RoundTrip(r)
 	if resp == nil && err == nil {
 		err = errNoAnswer
 	}
-	if n := int(tr.getConns.Load()) - 1; n > 0 {
+	if n := int(tr.gotConns.Load()) - 1; n > 0 {
 		t.hidden.Add(int64(n))
 		if t.onHidden != nil {
 			t.onHidden(n)
