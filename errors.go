@@ -82,8 +82,9 @@ type Error struct {
 	Hint time.Duration
 }
 
-// Error returns a message with the gate, the reason, the attempt count, the
-// hint and the last error.
+// Error returns a message with the gate, the reason, the attempt count and
+// the hint in parentheses, and the last error: for example
+// `floodgate: gate "quotes": error not retried (3 attempts): status 404`.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "floodgate: gate %q", e.Gate)
@@ -91,13 +92,14 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(strings.TrimPrefix(e.Reason.Error(), "floodgate: "))
 	}
-	if e.Attempts > 0 {
-		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
-		if e.Attempts != 1 {
-			b.WriteByte('s')
-		}
-	}
-	if e.Hint > 0 {
+	// The count and the hint go in parentheses: "error not retried after 3
+	// attempts" read as a contradiction to a new user.
+	switch {
+	case e.Attempts > 0 && e.Hint > 0:
+		fmt.Fprintf(&b, " (%d %s, retry after %v)", e.Attempts, attemptsWord(e.Attempts), e.Hint)
+	case e.Attempts > 0:
+		fmt.Fprintf(&b, " (%d %s)", e.Attempts, attemptsWord(e.Attempts))
+	case e.Hint > 0:
 		fmt.Fprintf(&b, " (retry after %v)", e.Hint)
 	}
 	if e.Last != nil {
@@ -105,6 +107,13 @@ func (e *Error) Error() string {
 		b.WriteString(e.Last.Error())
 	}
 	return b.String()
+}
+
+func attemptsWord(n int) string {
+	if n == 1 {
+		return "attempt"
+	}
+	return "attempts"
 }
 
 // Unwrap returns Reason and Last, those that are not nil.

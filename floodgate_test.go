@@ -469,16 +469,27 @@ func TestNewAlgorithmInTwoGates(t *testing.T) {
 	}
 }
 
+// TestErrorMessage: the reason, then the attempt count and the hint in
+// parentheses ("error not retried after 3 attempts" read as a
+// contradiction to a fresh user), then the last error.
 func TestErrorMessage(t *testing.T) {
-	err := &Error{Gate: "quotes", Reason: ErrDeadline, Last: errUpstream, Attempts: 2, Hint: time.Hour}
-	want := `floodgate: gate "quotes": deadline reached or would pass before the next attempt after 2 attempts (retry after 1h0m0s): upstream says no`
-	if err.Error() != want {
-		t.Errorf("got  %s\nwant %s", err.Error(), want)
-	}
-	err = &Error{Gate: "quotes", Reason: ErrOpen, Hint: 5 * time.Second}
-	want = `floodgate: gate "quotes": circuit breaker open (retry after 5s)`
-	if err.Error() != want {
-		t.Errorf("got  %s\nwant %s", err.Error(), want)
+	for _, tc := range []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{Gate: "quotes", Reason: ErrDeadline, Last: errUpstream, Attempts: 2, Hint: time.Hour},
+			`floodgate: gate "quotes": deadline reached or would pass before the next attempt (2 attempts, retry after 1h0m0s): upstream says no`},
+		{&Error{Gate: "quotes", Reason: ErrOpen, Hint: 5 * time.Second},
+			`floodgate: gate "quotes": circuit breaker open (retry after 5s)`},
+		{&Error{Gate: "quotes", Reason: ErrNotRetried, Last: errUpstream, Attempts: 3},
+			`floodgate: gate "quotes": error not retried (3 attempts): upstream says no`},
+		{&Error{Gate: "quotes", Reason: ErrAttemptsExhausted, Last: errUpstream, Attempts: 1},
+			`floodgate: gate "quotes": ` + strings.TrimPrefix(ErrAttemptsExhausted.Error(), "floodgate: ") + ` (1 attempt): upstream says no`},
+		{&Error{Gate: "quotes", Reason: ErrShed}, `floodgate: gate "quotes": ` + strings.TrimPrefix(ErrShed.Error(), "floodgate: ")},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
 	}
 }
 
