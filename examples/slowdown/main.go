@@ -281,4 +281,12 @@ func report(w io.Writer, o options, recN, recG *record, dN, dG *downstream, seco
 		fmt.Fprintf(w, "%-36s %18s %18s\n", r.name, r.naive, r.guard)
 	}
 	fmt.Fprintln(w, "\nfull throughput: every second from then on had at least 95% of its offered calls succeed.")
+	if o.slow > o.attemptTimeout {
+		fmt.Fprintf(w, "naive's peak in flight passes its pool of %d: an attempt it abandons at its %v timeout runs on at the downstream for %v,\n"+
+			"  and each user call makes up to 27 attempts.\n", o.pool, o.attemptTimeout, o.slow)
+	}
+	fmt.Fprintf(w, "floodgate's breaker opens late in the slowdown, not at its onset: it opens once %.0f%% of the calls in its %v window are slow (%v or more)\n"+
+		"  or %.0f%% failed (breaker defaults), and the fast calls from before the slowdown take a while to leave that window;\n"+
+		"  until then the limiter alone bounds what the downstream is sent.\n",
+		100*breaker.DefaultSlowRatio, breaker.DefaultWindow, breaker.DefaultSlowCall, 100*breaker.DefaultFailureRatio)
 }
