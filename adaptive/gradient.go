@@ -39,8 +39,9 @@ const (
 // the limit is cut only on evidence that our own calls queue at the
 // downstream, and that evidence is an experiment. Each window gives the
 // mean RTT r of its successes and its standard error se; the base RTT is
-// the lowest r + 2se seen. A window whose r − 2se exceeds the threshold may
-// be a queue of ours: the limit is cut to the in-flight count that Little's
+// the lowest r + 2se seen. A window whose r − 2se exceeds the threshold,
+// unless its successes are a backlog from before it (by Little's law more
+// than twice its peak in flight), may be a queue of ours: the limit is cut to the in-flight count that Little's
 // law says would serve the same throughput at the base RTT, and one RTT
 // later the throughput is measured for one RTT. A queue of ours serves as
 // many calls per second after the cut as ended before it, timeouts
