@@ -3,7 +3,6 @@ package adaptive
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -135,15 +134,13 @@ func TestGradientStormHealSlowdown(t *testing.T) {
 // 300 calls/s read as a fall, so the cut stood, with ssthresh 10, and the
 // 300 ms toxic that followed got 86 successes against 198. The window
 // drains a backlog (Little's law counts 145 calls in flight against a
-// peak of 39). Until stop 41 the reference was then the 2 RTTs before
-// the cut (96 calls/s), and the experiment ended early on the healed
-// throughput and restored 20; since stop 41 a window that drains a
-// backlog does not cut (TestGradientHealStragglersDoNotCut).
+// peak of 39), so the reference is the 2 RTTs before the cut (96
+// calls/s): the experiment ends early on the healed throughput and
+// restores 20.
 //
 //	after the window                         12 (the cut)  16
 //	limit, the cut window as the reference        10       10
 //	limit, the 2 RTTs as the reference            10       20
-//	limit, no cut on a drain (stop 41)            20       20
 func TestGradientHealBurstNotAReference(t *testing.T) {
 	const ms = time.Millisecond
 	windows := append(repeat(10, traced(251*ms, 76, 0, 0.1, 0.1, 1)),
@@ -153,8 +150,8 @@ func TestGradientHealBurstNotAReference(t *testing.T) {
 		traced(254*ms, 76, 0, 0.1, 0.1, 1), traced(250*ms, 75, 0, 0.1, 0.1, 1), traced(253*ms, 76, 0, 0.1, 0.1, 1),
 		traced(250*ms, 75, 0, 0.1, 0.1, 1))
 	seq, _ := replay(t, 20, 10, 40, windows)
-	if slices.Min(seq[12:]) != 20 {
-		t.Errorf("limits %v; want no cut from the heal's window (12) on: 20", seq)
+	if seq[12] != 10 || seq[len(seq)-1] != 20 {
+		t.Errorf("limits %v; want the heal's cut to 10 (window 12) restored to 20 by the end", seq)
 	}
 }
 
@@ -165,8 +162,7 @@ func TestGradientHealBurstNotAReference(t *testing.T) {
 // holds when the stall ends. The stall's window took 1,118 ms for 35
 // successes; the next held the 103 calls released at once (256 ms, mean
 // RTT 350 ms: 141 in flight by Little's law, against a peak of 39) and
-// cut 40 → 19 (since stop 41 it drains a backlog and does not cut; the
-// rows below are from before). Its 402 calls/s as the reference made the healed 300
+// cut 40 → 19. Its 402 calls/s as the reference made the healed 300
 // calls/s read as a queue of ours: the cut stood with ssthresh 20, and a
 // 400 ms slowdown 10 s later (120 calls in flight needed) grew from there
 // by ⅛ per RTT:
@@ -183,8 +179,8 @@ func TestGradientHeldStallHeal(t *testing.T) {
 		traced(250*ms, 73, 0, 1.1, 0.4, 3), traced(250*ms, 75, 0, 1.0, 0.3, 3), traced(250*ms, 81, 0, 1.0, 0.3, 3),
 		traced(250*ms, 77, 0, 1.0, 0.3, 3), traced(258*ms, 67, 0, 1.0, 0.3, 3), traced(250*ms, 85, 0, 1.1, 0.3, 4))
 	seq, g := replay(t, 20, 10, 40, windows)
-	if slices.Min(seq[11:]) != 40 || g.ssthresh != 0 {
-		t.Errorf("limits %v, ssthresh %v; want no cut from the heal's window (11) on: 40, with no ssthresh", seq, g.ssthresh)
+	if seq[11] != 19 || seq[len(seq)-1] != 40 || g.ssthresh != 0 {
+		t.Errorf("limits %v, ssthresh %v; want the heal's cut to 19 (window 11) restored to 40, with no ssthresh, by the end", seq, g.ssthresh)
 	}
 	// End to end, the slowdown that follows.
 	const s = time.Second
@@ -217,21 +213,27 @@ func TestGradientHeldStallHeal(t *testing.T) {
 	}
 }
 
-// TestGradientHealStragglersDoNotCut: the real HTTP trial's heal of its
-// 2 s toxic as stop 40 traced it (7 full runs): the timeouts had cut the
-// limit to 5, and 0.25 s after the heal a window held the fault's last 5
-// calls, answered at the heal after 1.5 s. Read as a queue, it cut 5 → 2,
-// and the experiment held 2 with a ceiling of 0 for 2 s (one RTT of
-// 1.5 s before it measures): a burst of 3 calls at the healed 0.2 ms
-// downstream was refused, 4 and 1 calls shed while healthy in 2 of the 7
-// runs. Its successes account for 30 calls in flight by Little's law
-// against a peak of 5: they started before it, and their RTT is the
-// stall's, not a queue of the calls in flight now. Such a window (Little's
-// law over twice the peak) neither cuts nor grows since stop 41.
+// TestGradientHealStragglersDoNotCut (a known gap): the real HTTP trial's
+// heal of its 2 s toxic as stop 40 traced it (7 full runs). The timeouts
+// had cut the limit to 5, and 0.25 s after the heal a window held the
+// fault's last 5 calls, answered at the heal after 1.5 s. Read as a
+// queue, it cuts 5 → 2, and the experiment holds 2 with a Ceiling of 0
+// for 2 s (one RTT of 1.5 s before it measures): a burst of 3 calls at
+// the healed 0.2 ms downstream is refused, 1–4 calls shed while healthy
+// in 4 of 12 full runs of stops 40–41.
+//
+// Stop 41 tried a rule that fixes it and did not keep it: a window whose
+// successes account for more than twice its peak in flight by Little's
+// law (here 30 against 5) drains a backlog and neither cuts nor grows.
+// In alternated full runs it took the HTTP runs with healthy calls shed
+// from 2 of 5 to 0 of 5, and moved no scenario of the suite; but a queue
+// of ours answered in batches (TestGradientBatchQueueNotADrain) drains a
+// backlog at every batch, and the rule let that queue build into
+// timeouts.
 //
 //	the straggler window      limit after it    Ceiling after the next window
-//	until stop 41             2                 0 (the experiment)
-//	since stop 41             5                 5 or more
+//	now                       2                 0 (the experiment)
+//	the rule tried            5                 5 or more
 func TestGradientHealStragglersDoNotCut(t *testing.T) {
 	const ms = time.Millisecond
 	windows := append(repeat(20, traced(250*ms, 76, 0, 0.17, 0.05, 1)),
@@ -244,7 +246,6 @@ func TestGradientHealStragglersDoNotCut(t *testing.T) {
 	if seq[strag-1] != 5 {
 		t.Fatalf("limits %v; want 5 before the stragglers (this test replays the timeouts' cuts to 5)", seq)
 	}
-	if seq[strag] < 5 || g.probing || g.Ceiling() < 5 {
-		t.Errorf("limits %v, experiment %v, Ceiling %d; want no cut on the stragglers, no experiment, a Ceiling of 5 or more", seq, g.probing, g.Ceiling())
-	}
+	check(t, seq[strag] < 5 || g.probing || g.Ceiling() < 5,
+		"limits %v, experiment %v, Ceiling %d; want no cut on the stragglers, no experiment, a Ceiling of 5 or more", seq, g.probing, g.Ceiling())
 }
