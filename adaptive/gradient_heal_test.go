@@ -229,7 +229,11 @@ func TestGradientHeldStallHeal(t *testing.T) {
 // from 2 of 5 to 0 of 5, and moved no scenario of the suite; but a queue
 // of ours answered in batches (TestGradientBatchQueueNotADrain) drains a
 // backlog at every batch, and the rule let that queue build into
-// timeouts.
+// timeouts. Ending the experiment on the next window (under the
+// threshold for sure, the cut limit less than half used) undid the cut
+// after one window, but a queue of ours that a cut drains reads the same:
+// TestGradientFleetSharesQueue failed 4 rows (docs/benchmarks.md, stop
+// 41's rows).
 //
 //	the straggler window      limit after it    Ceiling after the next window
 //	now                       2                 0 (the experiment)
