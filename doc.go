@@ -93,8 +93,8 @@
 //	retry budget empty                           *Error                ErrBudgetExhausted
 //	MaxAttempts made (1 included), error         *Error                ErrAttemptsExhausted
 //	  retryable (1 attempt: WithRetriesOwned)
-//	non-idempotent call without a key, error     *Error                ErrNotRetried
-//	  retryable
+//	non-idempotent call without a key, error     *Error                ErrNotIdempotent (which
+//	  retryable                                                        wraps ErrNotRetried)
 //	a retry failed with an error never retried   *Error                ErrNotRetried, or
 //	                                                                   context.Canceled
 //	the context ended during a wait              *Error                the context's error

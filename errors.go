@@ -39,10 +39,15 @@ var (
 	// deadline.
 	ErrWaitTooLong = retry.ErrWaitTooLong
 	// ErrNotRetried: the last attempt's error is not retried, after a call
-	// that made more than one attempt (its class is permanent or unknown),
-	// or after a non-idempotent call's only attempt failed with an error
-	// that would otherwise be retried.
+	// that made more than one attempt (its class is permanent or unknown);
+	// errors.Is(err, ErrNotRetried) also holds for ErrNotIdempotent.
 	ErrNotRetried = retry.ErrNotRetried
+	// ErrNotIdempotent: a non-idempotent call's only attempt (marked with
+	// retry.NonIdempotent, without retry.WithIdempotencyKey; floodhttp
+	// marks a POST or PATCH without an Idempotency-Key header, and a body
+	// it cannot replay) failed with an error that would otherwise be
+	// retried. It wraps ErrNotRetried.
+	ErrNotIdempotent = retry.ErrNotIdempotent
 	// ErrNilArgument: Guard or Do was called with a nil Gate, ctx or fn;
 	// nothing was called and no layer was touched.
 	ErrNilArgument = errors.New("floodgate: nil Gate, ctx or fn")
@@ -68,7 +73,7 @@ type Error struct {
 	Gate string
 	// Reason is ErrShed, ErrOpen, ErrAttemptsExhausted,
 	// ErrBudgetExhausted, ErrDeadline, ErrWaitTooLong, ErrNotRetried,
-	// ErrNilArgument or the context's error (context.Canceled, context.DeadlineExceeded);
+	// ErrNotIdempotent, ErrNilArgument or the context's error (context.Canceled, context.DeadlineExceeded);
 	// never nil in an Error that Guard returns.
 	Reason error
 	// Last is the last attempt's error; nil when no attempt reached the
@@ -132,7 +137,9 @@ func (e *Error) Unwrap() []error {
 // allocation; for any other target errors.Is goes on through Unwrap.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotRetried, ErrNilArgument:
+	case ErrNotRetried:
+		return e.Reason == ErrNotRetried || e.Reason == ErrNotIdempotent // which wraps it
+	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotIdempotent, ErrNilArgument:
 		return e.Reason == target
 	}
 	return false

@@ -84,7 +84,7 @@ func TestErrorShapeOfEveryPath(t *testing.T) {
 			ctx: func() (context.Context, context.CancelFunc) {
 				return retry.NonIdempotent(context.Background()), func() {}
 			},
-			fn: second(retry.Transient(errUpstream), nil), wantReason: ErrNotRetried, wantFnErr: true},
+			fn: second(retry.Transient(errUpstream), nil), wantReason: ErrNotIdempotent, wantFnErr: true},
 		{name: "budget empty", before: "*Error, ErrBudgetExhausted",
 			opts: []Option{WithRetry(retry.Config{Budget: emptyBudget()})},
 			fn:   second(retry.Transient(errUpstream), nil), wantReason: ErrBudgetExhausted, wantFnErr: true},
@@ -135,6 +135,24 @@ func TestErrorIs(t *testing.T) {
 	} {
 		if got := errors.Is(e, tc.target); got != tc.want {
 			t.Errorf("errors.Is(%v, %v) = %v, want %v", e, tc.target, got, tc.want)
+		}
+	}
+	// ErrNotIdempotent is a kind of ErrNotRetried (a fresh user's check
+	// for "not retried" must still find it); the converse does not hold.
+	ni := &Error{Gate: "g", Reason: ErrNotIdempotent, Last: errUpstream}
+	nr := &Error{Gate: "g", Reason: ErrNotRetried, Last: errUpstream}
+	for _, tc := range []struct {
+		err    *Error
+		target error
+		want   bool
+	}{
+		{ni, ErrNotIdempotent, true}, {ni, ErrNotRetried, true}, {nr, ErrNotRetried, true}, {nr, ErrNotIdempotent, false},
+	} {
+		if got := tc.err.Is(tc.target); got != tc.want {
+			t.Errorf("%v.Is(%v) = %v, want %v", tc.err.Reason, tc.target, got, tc.want)
+		}
+		if got := errors.Is(tc.err, tc.target); got != tc.want {
+			t.Errorf("errors.Is(%v, %v) = %v, want %v", tc.err.Reason, tc.target, got, tc.want)
 		}
 	}
 }

@@ -188,7 +188,7 @@ func (g *Gate) Guard(ctx context.Context, fn func(context.Context) error) error 
 		if !d.Retry {
 			o := outcomeOf(d.Stop)
 			switch {
-			case d.Stop != nil && d.Stop != ErrAttemptsExhausted && d.Stop != ErrNotRetried:
+			case d.Stop != nil && d.Stop != ErrAttemptsExhausted && d.Stop != ErrNotIdempotent:
 			case class == retry.ClassCanceled:
 				o = OutcomeCanceled
 			case hasDeadline && !end.Before(deadline):

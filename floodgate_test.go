@@ -483,6 +483,8 @@ func TestErrorMessage(t *testing.T) {
 			`floodgate: gate "quotes": circuit breaker open (retry after 5s)`},
 		{&Error{Gate: "quotes", Reason: ErrNotRetried, Last: errUpstream, Attempts: 3},
 			`floodgate: gate "quotes": error not retried (3 attempts): upstream says no`},
+		{&Error{Gate: "quotes", Reason: ErrNotIdempotent, Last: errUpstream, Attempts: 1}, // why, not only that (a fresh-user finding)
+			`floodgate: gate "quotes": error not retried: non-idempotent call without an idempotency key (1 attempt): upstream says no`},
 		{&Error{Gate: "quotes", Reason: ErrAttemptsExhausted, Last: errUpstream, Attempts: 1},
 			`floodgate: gate "quotes": ` + strings.TrimPrefix(ErrAttemptsExhausted.Error(), "floodgate: ") + ` (1 attempt): upstream says no`},
 		{&Error{Gate: "quotes", Reason: ErrShed}, `floodgate: gate "quotes": ` + strings.TrimPrefix(ErrShed.Error(), "floodgate: ")},

@@ -145,6 +145,13 @@ func TestTransportRetriesByMethodAndBody(t *testing.T) {
 				if !errors.As(err, &se) || se.StatusCode != 503 {
 					t.Errorf("error %v does not carry the 503", err)
 				}
+				// The error says why it was not retried (a fresh user read
+				// "error not retried" on a POST's 503 as a contradiction).
+				// A body that cannot be replayed is marked non-idempotent
+				// too, and its error says the same.
+				if !errors.Is(err, floodgate.ErrNotIdempotent) || !strings.Contains(err.Error(), "without an idempotency key") {
+					t.Errorf("error %v; want ErrNotIdempotent, saying so", err)
+				}
 			}
 			for i := range s.n() {
 				if tc.body != nil && s.bodies[i] != "payload" {

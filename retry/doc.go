@@ -14,7 +14,7 @@
 //     [Permanent] errors, the caller's cancellation and unknown errors are
 //     returned as they are. Classify replaces this rule.
 //  2. A call marked [NonIdempotent] is never retried unless it carries an
-//     idempotency key ([WithIdempotencyKey]): it ends with [ErrNotRetried].
+//     idempotency key ([WithIdempotencyKey]): it ends with [ErrNotIdempotent].
 //  3. No retry once the circuit breaker is open (the caller says so).
 //  4. The wait is full-jitter exponential backoff: the n-th retry (n from 0)
 //     waits a uniform random time in [0, min(MaxDelay, BaseDelay·2^n)]; if

@@ -25,11 +25,16 @@ var (
 	// with the hint instead of sleeping (hand the work to a background job),
 	// whatever the deadline.
 	ErrWaitTooLong = errors.New("floodgate: retry-after hint longer than MaxDelay")
-	// ErrNotRetried: the last attempt's error is not retried: a call marked
-	// [NonIdempotent] without a key failed with an error that would
-	// otherwise be retried, or (returned by a floodgate Gate, not by
-	// Decide) a retry failed with an error whose class is never retried.
+	// ErrNotRetried: the last attempt's error is not retried: (returned by
+	// a floodgate Gate, not by Decide) a retry failed with an error whose
+	// class is never retried; or, as [ErrNotIdempotent], which wraps it, a
+	// non-idempotent call could not be retried.
 	ErrNotRetried = errors.New("floodgate: error not retried")
+	// ErrNotIdempotent: a call marked [NonIdempotent] without a key
+	// ([WithIdempotencyKey]) failed with an error that would otherwise be
+	// retried; a second attempt could do its work twice. It wraps
+	// ErrNotRetried, so errors.Is(err, ErrNotRetried) holds for it too.
+	ErrNotIdempotent = fmt.Errorf("%w: non-idempotent call without an idempotency key", ErrNotRetried)
 )
 
 // Config configures a [Policy]. Every field's zero value selects the default
@@ -172,7 +177,7 @@ type Decision struct {
 	// Wait is the time to sleep before the next attempt.
 	Wait time.Duration
 	// Stop is ErrAttemptsExhausted, ErrBudgetExhausted, ErrDeadline,
-	// ErrWaitTooLong, ErrNotRetried or the blocked error given to Decide
+	// ErrWaitTooLong, ErrNotIdempotent or the blocked error given to Decide
 	// when one of them ended the call; nil exactly when the error's class
 	// is never retried (Class.Retryable is false).
 	Stop error
@@ -193,7 +198,7 @@ func (p *Policy) Decide(ctx context.Context, attempt int, err error, c Class, en
 		return Decision{Hint: hint}
 	}
 	if !mayRetry(ctx) {
-		return Decision{Stop: ErrNotRetried, Hint: hint}
+		return Decision{Stop: ErrNotIdempotent, Hint: hint}
 	}
 	if attempt+1 >= p.cfg.MaxAttempts {
 		return Decision{Stop: ErrAttemptsExhausted, Hint: hint}

@@ -209,7 +209,7 @@ func TestDecide(t *testing.T) {
 		// Issue 13: with Stop nil, a floodgate Gate returned the transient error bare and an outer Gate retried it.
 		{name: "retries off", cfg: Config{MaxAttempts: 1}, err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrAttemptsExhausted},
 		{name: "non-idempotent not retried", ctx: NonIdempotent(context.Background()),
-			err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrNotRetried},
+			err: Transient(errors.New("reset")), tokens: 20, wantStop: ErrNotIdempotent},
 		{name: "non-idempotent with key retried", ctx: WithIdempotencyKey(NonIdempotent(context.Background()), "k1"),
 			err: Transient(errors.New("reset")), tokens: 20, wantRetry: true, wantWait: 100 * time.Millisecond},
 		{name: "breaker open", err: Transient(errors.New("reset")), blocked: blocked, tokens: 20, wantStop: blocked},
