@@ -268,6 +268,7 @@ func report(w io.Writer, o options, recN, recG *record, dN, dG *downstream, seco
 	rows := []row{
 		{"user calls", fmt.Sprint(un), fmt.Sprint(ug)},
 		{"successes", fmt.Sprintf("%d (%.1f%%)", oks(recN), 100*float64(oks(recN))/float64(un)), fmt.Sprintf("%d (%.1f%%)", oks(recG), 100*float64(oks(recG))/float64(ug))},
+		{"failed or refused (*)", fmt.Sprint(len(recN.failLat)), fmt.Sprint(len(recG.failLat))},
 		{"downstream attempts per user call", fmt.Sprintf("%.2f", float64(dN.attempts.Load())/float64(un)), fmt.Sprintf("%.2f", float64(dG.attempts.Load())/float64(ug))},
 		{"peak downstream in-flight", fmt.Sprint(dN.peak.Load()), fmt.Sprint(dG.peak.Load())},
 		{"p50 latency of successes", ms(quantile(recN.okLat, 0.5)), ms(quantile(recG.okLat, 0.5))},
@@ -281,9 +282,12 @@ func report(w io.Writer, o options, recN, recG *record, dN, dG *downstream, seco
 		fmt.Fprintf(w, "%-36s %18s %18s\n", r.name, r.naive, r.guard)
 	}
 	fmt.Fprintln(w, "\nfull throughput: every second from then on had at least 95% of its offered calls succeed.")
+	fmt.Fprintf(w, "(*) including the calls still in progress %v after the last second, cancelled then and not in the per-second rows.\n", o.drain)
 	if o.slow > o.attemptTimeout {
-		fmt.Fprintf(w, "naive's peak in flight passes its pool of %d: an attempt it abandons at its %v timeout runs on at the downstream for %v,\n"+
-			"  and each user call makes up to 27 attempts.\n", o.pool, o.attemptTimeout, o.slow)
+		fmt.Fprintf(w, "naive's peak in flight passes its pool of %d: an attempt's %v timeout includes its wait for a connection, so most attempts\n"+
+			"  go out with milliseconds left and are abandoned at once, while the downstream works on each for %v; each user call\n"+
+			"  makes up to 27 attempts. Its backlog of retries keeps the pool full after the heal, so its new calls time out waiting.\n",
+			o.pool, o.attemptTimeout, o.slow)
 	}
 	fmt.Fprintf(w, "floodgate's breaker opens late in the slowdown, not at its onset: it opens once %.0f%% of the calls in its %v window are slow (%v or more)\n"+
 		"  or %.0f%% failed (breaker defaults), and the fast calls from before the slowdown take a while to leave that window;\n"+
