@@ -64,7 +64,7 @@ func run(w io.Writer, url string) error {
 		got := call(client, c.method, srv.URL+c.path, c.body)
 		fmt.Fprintf(w, "%-6s %-10s %-46s server saw %s\n       -> %s\n", c.method, c.path, c.what, srv.saw(c.path), got)
 	}
-	fmt.Fprintf(w, "hidden retries by net/http's Transport: %d\n", tr.HiddenRetries())
+	fmt.Fprintf(w, "hidden retries by net/http's Transport: %d (requests it re-sent on its own within one attempt; see docs/http.md)\n", tr.HiddenRetries())
 	return nil
 }
 
