@@ -106,7 +106,7 @@ func call(client *http.Client, method, url, body string) string {
 		if d, ok := floodgate.RetryAfter(err); ok {
 			s += fmt.Sprintf(", retry after %v", d)
 		}
-		return s
+		return s + "\n          err.Error(): " + err.Error()
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body) // readable after RoundTrip returned

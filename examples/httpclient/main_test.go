@@ -25,6 +25,8 @@ func TestDemo(t *testing.T) {
 		`retry after 2m0s`,
 		`body "first part, second part"`,
 		`retry attempts exhausted, attempts: 3, last status 500`,
+		`err.Error(): Get "http://`, // the error's own text too
+		`retry attempts exhausted (3 attempts): floodhttp: status 500`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
