@@ -44,9 +44,10 @@ var (
 	ErrNotRetried = retry.ErrNotRetried
 	// ErrNotIdempotent: a non-idempotent call's only attempt (marked with
 	// retry.NonIdempotent, without retry.WithIdempotencyKey; floodhttp
-	// marks a POST or PATCH without an Idempotency-Key header, and a body
-	// it cannot replay) failed with an error that would otherwise be
-	// retried. It wraps ErrNotRetried.
+	// marks a request whose method RFC 9110 does not make idempotent and
+	// that has no Idempotency-Key header, and one whose body it cannot
+	// replay) failed with an error that would otherwise be retried. It
+	// wraps ErrNotRetried.
 	ErrNotIdempotent = retry.ErrNotIdempotent
 	// ErrNilArgument: Guard or Do was called with a nil Gate, ctx or fn;
 	// nothing was called and no layer was touched.
@@ -133,8 +134,10 @@ func (e *Error) Unwrap() []error {
 }
 
 // Is reports whether target is one of this package's sentinel errors and
-// is e's Reason, so that errors.Is(err, ErrShed) answers without Unwrap's
-// allocation; for any other target errors.Is goes on through Unwrap.
+// is e's Reason (ErrNotRetried also when the Reason is ErrNotIdempotent,
+// which wraps it), so that errors.Is(err, ErrShed) answers without
+// Unwrap's allocation; for any other target errors.Is goes on through
+// Unwrap.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotRetried:

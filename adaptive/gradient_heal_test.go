@@ -219,8 +219,8 @@ func TestGradientHeldStallHeal(t *testing.T) {
 // fault's last 5 calls, answered at the heal after 1.5 s. Read as a
 // queue, it cuts 5 → 2, and the experiment holds 2 with a Ceiling of 0
 // for 2 s (one RTT of 1.5 s before it measures): a burst of 3 calls at
-// the healed 0.2 ms downstream is refused, 1–4 calls shed while healthy
-// in 4 of 12 full runs of stops 40–41.
+// the healed 0.2 ms downstream is refused: 1–7 calls shed while healthy
+// in 6 of 14 full runs of stops 40–41.
 //
 // Stop 41 tried a rule that fixes it and did not keep it: a window whose
 // successes account for more than twice its peak in flight by Little's

@@ -132,10 +132,11 @@ func NewClient(gate *floodgate.Gate, cfg Config) (*http.Client, error) {
 // server closed it as the request went out) if the request is GET, HEAD,
 // OPTIONS or TRACE, or has an Idempotency-Key header, and its body can be
 // replayed, or if nothing was written. Each is a second connection
-// handed to the request (httptrace GotConn) within one attempt. The Gate does not see them: each
-// is one more request on the downstream than the Gate's attempt count, at
-// most one per idle connection the pool held, and in practice a sign of
-// idle timeouts that do not match (the server's shorter than the client's).
+// handed to the request (httptrace GotConn) within one attempt. The Gate
+// does not see them: each is one more request on the downstream than the
+// Gate's attempt count, at most one per idle connection the pool held, and
+// in practice a sign of idle timeouts that do not match (the server's
+// shorter than the client's).
 func (t *Transport) HiddenRetries() int64 { return t.hidden.Load() }
 
 // CloseIdleConnections closes Base's idle connections, if Base has such a
