@@ -217,10 +217,13 @@ func TestGradientHeldStallHeal(t *testing.T) {
 // heal of its 2 s toxic as stop 40 traced it (7 full runs). The timeouts
 // had cut the limit to 5, and 0.25 s after the heal a window held the
 // fault's last 5 calls, answered at the heal after 1.5 s. Read as a
-// queue, it cuts 5 → 2, and the experiment holds 2 with a Ceiling of 0
+// queue, it cuts 5 → 2, and the experiment held 2 with a Ceiling of 0
 // for 2 s (one RTT of 1.5 s before it measures): a burst of 3 calls at
 // the healed 0.2 ms downstream is refused: 1–7 calls shed while healthy
-// in 6 of 14 full runs of stops 40–41.
+// in 6 of 14 full runs of stops 40–41. Since stop 42 the experiment ends
+// on the first window after the cut (TestGradientHealStragglersShortHold):
+// the cut still comes, and still sheds a burst in that window (1–2 calls
+// in 2 of 15 full runs).
 //
 // Stop 41 tried a rule that fixes it and did not keep it: a window whose
 // successes account for more than twice its peak in flight by Little's
@@ -252,4 +255,53 @@ func TestGradientHealStragglersDoNotCut(t *testing.T) {
 	}
 	check(t, seq[strag] < 5 || g.probing || g.Ceiling() < 5,
 		"limits %v, experiment %v, Ceiling %d; want no cut on the stragglers, no experiment, a Ceiling of 5 or more", seq, g.probing, g.Ceiling())
+}
+
+// TestGradientHealStragglersShortHold: the heal of the real HTTP trial's
+// 2 s toxic (TestGradientHealStragglersDoNotCut, a known gap) cuts the
+// limit 5 → 2 on the window of the fault's last 5 calls, and the
+// experiment waited one RTT of that window (1.5 s) before it measured,
+// holding 2 with a Ceiling of 0 while the healed downstream answered in
+// 0.2 ms: bursts of 3 calls were refused. A Limiter's window says when
+// every call that was in flight at the cut is back (CutDrained); such a
+// window under the threshold for sure starts the measurement at its
+// close, and alone ends the experiment when it holds at least twice the
+// reference's count, plus 4σ and 8 calls, with the cut limit less than
+// half used. Windows of 250 ms at the limit of 2, from the cut until it
+// is back at 5:
+//
+//	CutDrained                          windows    at 2 for
+//	false (a Window made by hand)       7          1.75 s
+//	  the same, before stop 42          8          2.0 s
+//	true                                1          0.25 s
+func TestGradientHealStragglersShortHold(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		drained bool
+		want    int // windows at 2, at most
+	}{{false, 7}, {true, 1}} {
+		healed := traced(250*ms, 76, 0, 0.17, 0.05, 2)
+		healed.CutDrained = c.drained
+		windows := append(repeat(20, traced(250*ms, 76, 0, 0.17, 0.05, 1)),
+			traced(2000*ms, 2, 18, 1995, 5, 20), // the toxic: timeouts, 20 → 10
+			traced(2000*ms, 1, 9, 1998, 0, 10),  // 10 → 5
+			traced(250*ms, 5, 0, 1500, 300, 5))  // the heal's stragglers: 5 → 2
+		windows = append(windows, repeat(12, healed)...)
+		seq, _ := replay(t, 20, -1, 0, windows)
+		strag := 22
+		if seq[strag-1] != 5 || seq[strag] != 2 {
+			t.Fatalf("CutDrained %v: limits %v; want 5 before the stragglers and 2 after them", c.drained, seq)
+		}
+		held := 0
+		for _, l := range seq[strag:] {
+			if l >= 5 {
+				break
+			}
+			held++
+		}
+		t.Logf("CutDrained %v: %d windows at 2 from the cut (limits %v)", c.drained, held, seq[strag:])
+		if held > c.want {
+			t.Errorf("CutDrained %v: the limit stayed at 2 for %d windows of 250 ms after the heal; want ≤ %d", c.drained, held, c.want)
+		}
+	}
 }

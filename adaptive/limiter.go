@@ -159,6 +159,9 @@ func (l *Limiter) Release(start time.Time, rtt time.Duration, o Outcome) {
 	if began < 0 || rtt < 0 {
 		return
 	}
+	if began < l.win.cutAt.Load() {
+		l.win.old.Add(-1)
+	}
 	rtt = min(rtt, time.Duration(maxRTT))
 	if began >= l.win.grewAt.Load() {
 		l.win.back.Add(1)
@@ -212,6 +215,10 @@ func (l *Limiter) update(d time.Duration, now, inFlight int64) {
 		// Count the calls of the new limit that come back from now on.
 		l.win.grewAt.Store(now)
 		l.win.back.Store(0)
+	} else if next < cur {
+		// Count the calls admitted under the old limit until they are back.
+		l.win.cutAt.Store(now)
+		l.win.old.Store(l.inFlight.Load())
 	}
 	l.limit.Store(next)
 	l.clampToCap() // a SetCap may have lowered the cap since it was read

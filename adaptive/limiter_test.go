@@ -390,17 +390,18 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// growOnce is a Fixed algorithm that raises the limit by one at its first
-// window and keeps every window it saw.
-type growOnce struct {
+// stepOnce is a Fixed algorithm that moves the limit by `by` at its first
+// window and records every window.
+type stepOnce struct {
 	Fixed
+	by int
 	ws []Window
 }
 
-func (g *growOnce) Update(limit int, w Window) int {
+func (g *stepOnce) Update(limit int, w Window) int {
 	g.ws = append(g.ws, w)
 	if len(g.ws) == 1 {
-		return limit + 1
+		return limit + g.by
 	}
 	return limit
 }
@@ -409,7 +410,7 @@ func (g *growOnce) Update(limit int, w Window) int {
 // window; BackSinceGrowth counts the calls started since the last window
 // that raised the limit, across windows, and restarts at each such window.
 func TestWindowCountsWhatCameBack(t *testing.T) {
-	alg := &growOnce{}
+	alg := &stepOnce{by: 1}
 	l := mustNew(t, Config{Algorithm: alg, MinSamples: 2, WindowMin: time.Second, WindowMax: time.Minute})
 	const ms = time.Millisecond
 	at := func(d time.Duration) time.Time { return l.base.Add(d) }
@@ -442,6 +443,59 @@ func TestWindowCountsWhatCameBack(t *testing.T) {
 		if g := (got{w.Released, w.BackSinceGrowth, w.ReleasedRTT}); g != want[i] {
 			t.Errorf("window %d: Released %d, BackSinceGrowth %d, ReleasedRTT %v; want %d, %d, %v",
 				i+1, g.released, g.back, g.rtt, want[i].released, want[i].back, want[i].rtt)
+		}
+	}
+}
+
+// CutDrained says when every call in flight at the last window close that
+// lowered the limit has been released, whatever its outcome: true before
+// any cut, false while one of those calls is out, true again once the
+// last is back. Calls started after the cut do not count, nor does a call
+// released with a zero start (no sample), wherever it started.
+func TestWindowCutDrained(t *testing.T) {
+	alg := &stepOnce{by: -1}
+	l := mustNew(t, Config{Algorithm: alg, MinSamples: 2, WindowMin: time.Second, WindowMax: time.Minute})
+	const ms = time.Millisecond
+	at := func(d time.Duration) time.Time { return l.base.Add(d) }
+	release := func(start, rtt time.Duration, o Outcome) {
+		t.Helper()
+		if !l.Acquire() {
+			t.Fatal("refused")
+		}
+		l.Release(at(start), rtt, o)
+	}
+	for range 3 { // three calls in flight at the cut, started at 0, 0 and 0.1 s
+		if !l.Acquire() {
+			t.Fatal("refused")
+		}
+	}
+	// window 1, closed at 1.1 s: the cut, with three calls in flight
+	release(0, 200*ms, Success)
+	release(0, 1100*ms, Success)
+	// window 2, closed at 2.2 s: one of the three back (an Ignore), and two
+	// calls started after the cut
+	l.Release(at(0), 1500*ms, Ignore)
+	release(1150*ms, 1000*ms, Success)
+	release(1200*ms, 1000*ms, Success)
+	// window 3, closed at 3.3 s: one more back, a call admitted after the
+	// cut released with a zero start, and two started after the cut
+	l.Release(at(0), 3*time.Second, Success)
+	if !l.Acquire() {
+		t.Fatal("refused")
+	}
+	l.Release(time.Time{}, time.Second, Success)
+	release(2300*ms, 1000*ms, Success)
+	release(2400*ms, 900*ms, Success)
+	// window 4, closed at 4.4 s: the last one back
+	l.Release(at(100*ms), 4300*ms, Drop)
+	release(4000*ms, 400*ms, Success)
+	want := []bool{true, false, false, true}
+	if len(alg.ws) != len(want) {
+		t.Fatalf("%d windows; want %d", len(alg.ws), len(want))
+	}
+	for i, w := range alg.ws {
+		if w.CutDrained != want[i] {
+			t.Errorf("window %d: CutDrained %v; want %v", i+1, w.CutDrained, want[i])
 		}
 	}
 }

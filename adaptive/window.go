@@ -41,6 +41,16 @@ type Window struct {
 	// the last window that raised the limit (every call, before the first
 	// such window): how much of the limit has come back since it grew.
 	BackSinceGrowth int
+	// CutDrained is true when every call that was in flight at the last
+	// window close that lowered the limit has been released (true when no
+	// close has lowered it): from then on the calls in flight are ones the
+	// lowered limit admitted. A call counts as one from before that close
+	// by the start Release gets, so it is right for starts taken when the
+	// call was admitted; a call released without a sample (a zero start)
+	// never counts as back, and keeps it false until the next such close.
+	// A call released at the very instant of that close may be counted on
+	// either side of it.
+	CutDrained bool
 }
 
 // window accumulates samples with atomic counters; no lock is taken per call.
@@ -52,7 +62,8 @@ type window struct {
 	minRTT      atomic.Int64 // ns, successes only; math.MaxInt64 when none
 	maxInFlight atomic.Int64
 	grewAt      atomic.Int64 // ns since Limiter.base: the last window close that raised the limit
-	_           [32]byte
+	cutAt       atomic.Int64 // ns since Limiter.base: the last window close that lowered the limit
+	_           [24]byte
 	// written by every Release
 	samples   atomic.Int64
 	drops     atomic.Int64
@@ -64,10 +75,13 @@ type window struct {
 	// written by the Releases of calls that did not succeed
 	ignored  atomic.Int64 // Ignore
 	otherRTT atomic.Int64 // ns, every outcome but Success
+	// written by the Releases of calls that started before cutAt
+	old atomic.Int64 // calls in flight that started before cutAt
 }
 
 func (w *window) reset(now int64) {
 	w.start.Store(now)
+	w.cutAt.Store(math.MinInt64) // no call started before a cut
 	w.minRTT.Store(math.MaxInt64)
 }
 
@@ -126,7 +140,8 @@ func (w *window) drain(d time.Duration, inFlight int64) Window {
 	minRTT := w.minRTT.Swap(math.MaxInt64)
 	peak := max(w.maxInFlight.Swap(inFlight), inFlight)
 	out := Window{Duration: d, Samples: int(samples), Drops: int(drops), Overloads: int(overloads), MaxInFlight: int(peak),
-		Released: int(samples + ignored), ReleasedRTT: time.Duration(sum + otherRTT), BackSinceGrowth: int(w.back.Load())}
+		Released: int(samples + ignored), ReleasedRTT: time.Duration(sum + otherRTT), BackSinceGrowth: int(w.back.Load()),
+		CutDrained: w.old.Load() <= 0}
 	if ok := samples - drops; ok > 0 && minRTT != math.MaxInt64 {
 		out.MeanRTT = time.Duration(sum / ok)
 		out.MinRTT = time.Duration(minRTT)
