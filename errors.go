@@ -140,10 +140,8 @@ func (e *Error) Unwrap() []error {
 // Unwrap.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrNotRetried:
-		return e.Reason == ErrNotRetried || e.Reason == ErrNotIdempotent // which wraps it
-	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotIdempotent, ErrNilArgument:
-		return e.Reason == target
+	case ErrShed, ErrOpen, ErrBudgetExhausted, ErrDeadline, ErrAttemptsExhausted, ErrWaitTooLong, ErrNotRetried, ErrNotIdempotent, ErrNilArgument:
+		return errors.Is(e.Reason, target) // ErrNotIdempotent wraps ErrNotRetried
 	}
 	return false
 }

@@ -345,9 +345,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 		g.cutAt = g.clock + rtt
 		return g.set(est * max(0.5, 1-(d-g.tTol)))
 	}
+	thr := max(g.tol*g.base, g.base+g.floor)
 	if g.probing {
 		if start < g.probe.due {
-			if !w.CutDrained || ok < 2 || r+2*se > max(g.tol*g.base, g.base+g.floor) {
+			if !w.CutDrained || ok < 2 || r+2*se > thr {
 				return limit // the cut's effect is still on its way
 			}
 			// Every call from before the cut is back (the Limiter counts
@@ -432,7 +433,7 @@ func (g *Gradient) Update(limit int, w Window) int {
 			// held the undo in a slower phase after it (a review's storms
 			// between two slower phases, 18 shapes on seeds 1–20: −3.2%
 			// goodput against stop 37; −1.5% with 2 RTTs alone).
-			if r > max(g.tol*g.base, g.base+g.floor) && g.hist.timedOut(2*r) >= 0.5 {
+			if r > thr && g.hist.timedOut(2*r) >= 0.5 {
 				g.probing = true
 				return limit
 			}
@@ -475,7 +476,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 		}
 		g.chained = true // a queue of ours: a further cut undoes to the same point
 	}
-	thr := max(g.tol*g.base, g.base+g.floor)
 	if r-2*se > thr {
 		g.hist.raise()
 		g.healthy = false
