@@ -25,6 +25,9 @@ var notYetMet = map[[2]string]bool{
 	{"S6", "limit within 20% of the new capacity within 10 s"}: true,
 	{"S8", "goodput ≥ failsafe-go's"}:                          true,
 	// Issue 12's scenarios that Gradient, the default, does not meet yet.
+	// S10's needs a standing queue as long as the workers: no fixed limit
+	// serves more than 86.0 calls/s, failsafe-go 86.1
+	// (sim.TestS10FixedLimitCeiling).
 	{"S10", "goodput ≥ failsafe-go's"}:                         true,
 	{"S13", "goodput ≥ failsafe-go's"}:                         true,
 	{"S17", "goodput from 25 s to 35 s ≥ 90% of the oracle's"}: true,
