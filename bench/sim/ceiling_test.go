@@ -13,7 +13,7 @@ import (
 // once the RTT passes 1.5 × the 150 ms service, about 18 in flight by
 // Little's law. A limit fixed for the whole run (floodgate's gate with a
 // constant limit, as the oracle) serves at most 85.15 calls/s up to 17;
-// from 24 to 76 it serves 85.94–86.13, the best at 72 (a queue of 60, an
+// from 24 to 76 it serves 85.84–86.13, the best at 72 (a queue of 60, an
 // RTT of about 0.9 s against the 1 s SLO), and at 80 the calls outgrow
 // the SLO (66.70). failsafe-go's 86.06, with its limit of 30–57, is that
 // ceiling. docs/benchmarks.md ("Targets not yet met", S10) has the table.
