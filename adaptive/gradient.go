@@ -370,7 +370,6 @@ func (g *Gradient) Update(limit int, w Window) int {
 			if !twice(float64(ok), g.probe.rate*g.lastDur) || little >= est/2 {
 				return limit
 			}
-			g.probing = false
 			return g.healed(est)
 		}
 		// Measure over one RTT: the slots freed by the calls from before
@@ -560,9 +559,10 @@ func (g *Gradient) Update(limit int, w Window) int {
 	return g.set(max(est+1, est*(1+growthAbove)))
 }
 
-// healed undoes the experiment's cuts after a heal: ssthresh and the
-// limit from before the first cut; the base stays.
+// healed ends the experiment and undoes its cuts after a heal: ssthresh
+// and the limit from before the first cut; the base stays.
 func (g *Gradient) healed(est float64) int {
+	g.probing = false
 	g.ssthresh = g.probe.ssthresh
 	g.healthy = true
 	return g.set(max(est, g.probe.limit))
