@@ -32,6 +32,10 @@ var notYetMet = map[[2]string]bool{
 	{"S13", "goodput ≥ failsafe-go's"}:                         true,
 	{"S17", "goodput from 25 s to 35 s ≥ 90% of the oracle's"}: true,
 	{"S18", "goodput from 30 s to 45 s ≥ 90% of the oracle's"}: true,
+	// The suite's S18 meets "≥ the fixed pool's" (770 against 713 good
+	// calls); over other alignments of its stalls floodgate falls short,
+	// as in most real runs (TestScenarioS18Alignments).
+	{"S18", "over 20 alignments: mean goodput from 30 s to 45 s ≥ the fixed pool's"}: true,
 }
 
 // scenario returns the scenario named name (S16 shortened to 2 minutes
@@ -91,18 +95,25 @@ func runScenario(t *testing.T, name string) []*sim.Result {
 			continue
 		}
 		measured, ok := tg.Check(rs)
-		switch {
-		case notYetMet[[2]string{tg.Scenario, tg.Name}] && ok:
-			t.Logf("target now met, assert it (remove it from notYetMet): %s: %s", tg.Name, measured)
-		case notYetMet[[2]string{tg.Scenario, tg.Name}]:
-			t.Logf("target not yet met: %s: %s", tg.Name, measured)
-		case !ok:
-			t.Errorf("target missed: %s: %s", tg.Name, measured)
-		default:
-			t.Logf("target met: %s: %s", tg.Name, measured)
-		}
+		report(t, tg.Scenario, tg.Name, measured, ok)
 	}
 	return rs
+}
+
+// report logs scenario's target name as met or not (with the measured
+// numbers), and fails t if it is missed and not in notYetMet.
+func report(t *testing.T, scenario, name, measured string, ok bool) {
+	t.Helper()
+	switch {
+	case notYetMet[[2]string{scenario, name}] && ok:
+		t.Logf("target now met, assert it (remove it from notYetMet): %s: %s", name, measured)
+	case notYetMet[[2]string{scenario, name}]:
+		t.Logf("target not yet met: %s: %s", name, measured)
+	case !ok:
+		t.Errorf("target missed: %s: %s", name, measured)
+	default:
+		t.Logf("target met: %s: %s", name, measured)
+	}
 }
 
 // S1: the README's slowdown. Protects: load shed within seconds of a 20×

@@ -86,6 +86,10 @@ type Phase struct {
 	// end of the next one instead, as a real Redis's does when the next
 	// DEBUG SLEEP is read in the same batch as the requests.
 	Stall time.Duration
+	// Slips picks which stalls slip: another value, another half of them
+	// (another alignment of the stalls with the limiter's windows, as
+	// another run of the real trial is); 0 is the suite's S18.
+	Slips uint64
 }
 
 // FastLatency is how long a fail-fast or throttled answer takes.
@@ -207,7 +211,7 @@ func (d *Downstream) dispatchLocked() {
 		service := j.service
 		if ph.Stall > 0 {
 			service += ph.Stall - (t-ph.From)%ph.Stall // to the end of this stall
-			if slips(int64((t - ph.From) / ph.Stall)) {
+			if slips(int64((t-ph.From)/ph.Stall), ph.Slips) {
 				service += ph.Stall
 			}
 		}
@@ -216,9 +220,10 @@ func (d *Downstream) dispatchLocked() {
 }
 
 // slips reports whether stall number k's burst comes at the end of the
-// next stall: half of them, by a fixed hash (splitmix64's finalizer).
-func slips(k int64) bool {
-	z := uint64(k) + 0x9e3779b97f4a7c15
+// next stall: half of them, by a fixed hash of k and seed (splitmix64's
+// finalizer).
+func slips(k int64, seed uint64) bool {
+	z := uint64(k) + (seed+1)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return (z^(z>>31))&1 == 1

@@ -144,20 +144,35 @@ func TestRateAt(t *testing.T) {
 
 // TestDownstreamStall: in a phase of 0.5 s stalls, a request ends with the
 // stall it started in (plus its service time), or with the next one when
-// that stall slips; half of the first 1,000 stalls slip.
+// that stall slips; half of the first 1,000 stalls slip, for each Slips
+// seed, and two seeds pick different stalls.
 func TestDownstreamStall(t *testing.T) {
 	const stall, svc = 500 * time.Millisecond, time.Millisecond
-	slipped := 0
-	for k := range int64(1000) {
-		if slips(k) {
-			slipped++
+	for seed := range uint64(4) {
+		slipped, same := 0, 0
+		for k := range int64(1000) {
+			if slips(k, seed) {
+				slipped++
+			}
+			if slips(k, seed) == slips(k, seed+1) {
+				same++
+			}
+		}
+		if slipped < 450 || slipped > 550 || same < 400 || same > 600 {
+			t.Errorf("seed %d: %d of 1000 stalls slip, %d agree with seed %d; want about half of each", seed, slipped, same, seed+1)
 		}
 	}
-	if slipped < 450 || slipped > 550 {
-		t.Errorf("%d of 1000 stalls slip; want about half", slipped)
+	for _, seed := range []uint64{0, 7} {
+		testStallLatency(t, stall, svc, seed)
 	}
+}
+
+// testStallLatency checks the latency of one request started 0.1 s into
+// each of the first six stalls of a phase with Slips seed.
+func testStallLatency(t *testing.T, stall, svc time.Duration, seed uint64) {
+	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		d := NewDownstream([]Phase{{Workers: 50, Service: LogNormal{Median: svc, P99: svc}, Stall: stall}})
+		d := NewDownstream([]Phase{{Workers: 50, Service: LogNormal{Median: svc, P99: svc}, Stall: stall, Slips: seed}})
 		got := make([]time.Duration, 6)
 		var wg sync.WaitGroup
 		for k := range got {
@@ -171,11 +186,11 @@ func TestDownstreamStall(t *testing.T) {
 		wg.Wait()
 		for k, lat := range got {
 			want := 400*time.Millisecond + svc
-			if slips(int64(k)) {
+			if slips(int64(k), seed) {
 				want += stall
 			}
 			if lat != want {
-				t.Errorf("request started 0.1 s into stall %d (slips: %v): latency %v, want %v", k, slips(int64(k)), lat, want)
+				t.Errorf("seed %d: request started 0.1 s into stall %d (slips: %v): latency %v, want %v", seed, k, slips(int64(k), seed), lat, want)
 			}
 		}
 	})
