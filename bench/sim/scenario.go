@@ -288,7 +288,8 @@ func Scenarios() []Scenario {
 		// reaches a connection succeeds within the 2 s deadline; no limit
 		// relieves the stall, and one that holds the pool serves the most
 		// (the oracle's 50: 70 calls/s of the 300 offered). Healthy seconds:
-		// 2–28 s and from 47 s.
+		// 2–28 s and from 47 s. This is one alignment of the slips
+		// (Phase.Slips 0); bench's TestScenarioS18Alignments runs 20 others.
 		{
 			Name: "S18", Title: "stalls (bench/real's Redis): 300 calls/s, 50 workers (a client pool), service 1 ms; from 30 s to 45 s the server stalls in back-to-back 0.5 s sleeps, each call ending with its sleep or the next; attempt timeout, deadline and SLO 2 s",
 			Seed: 18, Duration: 60 * s, Rate: flat(300), Onset: 30 * s, Recovery: 45 * s,
