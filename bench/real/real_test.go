@@ -33,8 +33,9 @@ import (
 // 38–40 (in runs 4 and 6 of stop 40, 0.66 and 0.45 s after it: an
 // experiment at a limit of 2 that the fault's last calls started;
 // testdata/real-tables.md, "Stop 40"). At stop 44 the Redis row failed in
-// 2 of 21 short runs (a helper's scripts/test.sh, and 1 of 20 runs of
-// cmd/real): 1 call shed 1.2 s after the stalls' heal. floodgate's 2
+// 2 of 21 short runs, 1 call shed each: a helper's scripts/test.sh (not
+// traced) and 1 of 20 traced runs of cmd/real, 1.2 s after the stalls'
+// heal. There floodgate's 2
 // refusals and failsafe-go's 19 came within 3 ms of each other: the open
 // loop issues late calls at once, so the process had stopped issuing for
 // about 120 ms, and 38 calls came together (36 in flight) against
