@@ -33,8 +33,9 @@ var notYetMet = map[[2]string]bool{
 	{"S17", "goodput from 25 s to 35 s ≥ 90% of the oracle's"}: true,
 	{"S18", "goodput from 30 s to 45 s ≥ 90% of the oracle's"}: true,
 	// The suite's S18 meets "≥ the fixed pool's" (770 against 713 good
-	// calls); over other alignments of its stalls floodgate falls short,
-	// as in most real runs (TestScenarioS18Alignments).
+	// calls); over 20 other alignments of its stalls floodgate falls short
+	// on average, and on 16 of them, as in most real runs
+	// (TestScenarioS18Alignments).
 	{"S18", alignmentsTarget}: true,
 }
 
@@ -207,7 +208,8 @@ func TestScenarioS17TimeoutsThenSlowdown(t *testing.T) { runScenario(t, "S17") }
 // limit relieves should be served at the pool's pace (the fixed pool's
 // 713 good calls in the stall met since stop 33: 770; the oracle's 1,050
 // not yet). This alignment of the stalls is a lucky one: over 20 others
-// floodgate falls short of the fixed pool (TestScenarioS18Alignments).
+// floodgate falls short of the fixed pool on average, and on 16 of them
+// (TestScenarioS18Alignments).
 func TestScenarioS18Stalls(t *testing.T) { runScenario(t, "S18") }
 
 // S19: a review's shape (stop 35): our calls queue at 40 workers whose

@@ -86,9 +86,10 @@ type Phase struct {
 	// end of the next one instead, as a real Redis's does when the next
 	// DEBUG SLEEP is read in the same batch as the requests.
 	Stall time.Duration
-	// Slips picks which stalls slip: another value, another half of them
-	// (another alignment of the stalls with the limiter's windows, as
-	// another run of the real trial is); 0 is the suite's S18.
+	// Slips picks which stalls slip: another value, another choice of
+	// about half of them (another alignment of the stalls with the
+	// limiter's windows, as another run of the real trial is); 0 is the
+	// suite's S18.
 	Slips uint64
 }
 
