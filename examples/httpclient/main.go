@@ -52,6 +52,13 @@ func run(w io.Writer, url string) error {
 		return err
 	}
 	client := &http.Client{Transport: tr}
+	// keyless is the same Gate without IdempotencyKeys: a POST without an
+	// Idempotency-Key header is then never retried.
+	keylessTr, err := floodhttp.NewTransport(gate, floodhttp.Config{Base: base})
+	if err != nil {
+		return err
+	}
+	keyless := &http.Client{Transport: keylessTr}
 	if url != "" {
 		for i := range 5 {
 			fmt.Fprintf(w, "GET %s #%d: %s\n", url, i+1, call(client, "GET", url, ""))
@@ -61,21 +68,29 @@ func run(w io.Writer, url string) error {
 	srv := newDemoServer()
 	defer srv.Close()
 	for _, c := range demoCalls {
-		got := call(client, c.method, srv.URL+c.path, c.body)
+		cl := client
+		if c.keyless {
+			cl = keyless
+		}
+		got := call(cl, c.method, srv.URL+c.path, c.body)
 		fmt.Fprintf(w, "%-6s %-10s %-46s server saw %s\n       -> %s\n", c.method, c.path, c.what, srv.saw(c.path), got)
 	}
-	fmt.Fprintf(w, "hidden retries by net/http's Transport: %d (requests it re-sent on its own within one attempt; see docs/http.md)\n", tr.HiddenRetries())
+	fmt.Fprintf(w, "hidden retries by net/http's Transport: %d (requests it re-sent on its own within one attempt; see docs/http.md)\n", tr.HiddenRetries()+keylessTr.HiddenRetries())
 	return nil
 }
 
-var demoCalls = []struct{ method, path, body, what string }{
-	{"GET", "/ok", "", "healthy"},
-	{"GET", "/flaky", "", "503 twice, then 200"},
-	{"GET", "/missing", "", "404: permanent, not retried"},
-	{"GET", "/busy", "", "503 with Retry-After: 120 (> MaxDelay 1 s)"},
-	{"POST", "/order", "{\"qty\":1}", "503 then 200; a key is generated, so retried"},
-	{"GET", "/down", "", "500 every time"},
-	{"GET", "/stream", "", "the body arrives after the headers"},
+var demoCalls = []struct {
+	method, path, body, what string
+	keyless                  bool // through a transport without IdempotencyKeys
+}{
+	{"GET", "/ok", "", "healthy", false},
+	{"GET", "/flaky", "", "503 twice, then 200", false},
+	{"GET", "/missing", "", "404: permanent, not retried", false},
+	{"GET", "/busy", "", "503 with Retry-After: 120 (> MaxDelay 1 s)", false},
+	{"POST", "/order", "{\"qty\":1}", "503 then 200; a key is generated, so retried", false},
+	{"POST", "/pay", "{\"eur\":5}", "503 then 200; no key: not retried", true},
+	{"GET", "/down", "", "500 every time", false},
+	{"GET", "/stream", "", "the body arrives after the headers", false},
 }
 
 // call makes one request and describes the outcome.
@@ -156,7 +171,7 @@ func newDemoServer() *demoServer {
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
-		case "/order":
+		case "/order", "/pay":
 			if n == 1 {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				return

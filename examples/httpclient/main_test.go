@@ -27,6 +27,9 @@ func TestDemo(t *testing.T) {
 		`retry attempts exhausted, attempts: 3, last status 500`,
 		`err.Error(): Get "http://`, // the error's own text too
 		`retry attempts exhausted (3 attempts): floodhttp: status 500`,
+		// the keyless POST: one request, not retried
+		"/pay       503 then 200; no key: not retried              server saw 1 request(s) [attempt 1]",
+		`non-idempotent call without an idempotency key, attempts: 1, last status 503`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
