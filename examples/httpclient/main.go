@@ -52,6 +52,12 @@ func run(w io.Writer, url string) error {
 		return err
 	}
 	client := &http.Client{Transport: tr}
+	if url != "" {
+		for i := range 5 {
+			fmt.Fprintf(w, "GET %s #%d: %s\n", url, i+1, call(client, "GET", url, ""))
+		}
+		return nil
+	}
 	// keyless is the same Gate without IdempotencyKeys: a POST without an
 	// Idempotency-Key header is then never retried.
 	keylessTr, err := floodhttp.NewTransport(gate, floodhttp.Config{Base: base})
@@ -59,12 +65,6 @@ func run(w io.Writer, url string) error {
 		return err
 	}
 	keyless := &http.Client{Transport: keylessTr}
-	if url != "" {
-		for i := range 5 {
-			fmt.Fprintf(w, "GET %s #%d: %s\n", url, i+1, call(client, "GET", url, ""))
-		}
-		return nil
-	}
 	srv := newDemoServer()
 	defer srv.Close()
 	for _, c := range demoCalls {
